@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Shared helpers for every test of ena-tcp-tailfix, sourced by the tests in
+# the guest and by the host-side checks:
+#
+#	. "$(dirname "$0")/lib.sh"		(tests/*.sh)
+#	. "$(dirname "$0")/../lib.sh"		(tests/host/*.sh)
+#
+# Conventions (kselftest): exit 0 = pass, 1 = fail, 4 = skip.  Diagnostics are
+# lines starting with "# "; subtests are KTAP lines "ok N desc" /
+# "not ok N desc".  Namespaces get random suffixes and are removed on exit.
+# Waiting is always for a condition with a deadline, never a blind sleep.
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TAILFIX_ROOT=$(cd "$TESTS_DIR/.." && pwd)
+TOOLS_DIR=${TAILFIX_TOOLS_DIR:-$TESTS_DIR/tools}
+
+_ksft_sub=0
+_ksft_failed=0
+_cleanup_cmds=()
+
+log()  { printf '# %s\n' "$*"; }
+skip() { printf '# SKIP %s\n' "$*"; exit "$KSFT_SKIP"; }
+fail() { printf '# FAIL %s\n' "$*"; exit "$KSFT_FAIL"; }
+
+# Subtest result: check "description" command... ; records a failure but
+# carries on so one run reports every broken property.
+check() {
+	local desc=$1
+	shift
+	_ksft_sub=$((_ksft_sub + 1))
+	if "$@"; then
+		printf 'ok %d %s\n' "$_ksft_sub" "$desc"
+	else
+		printf 'not ok %d %s\n' "$_ksft_sub" "$desc"
+		_ksft_failed=$((_ksft_failed + 1))
+	fi
+}
+
+# check_skip "description" "reason": a subtest that could not run here.
+check_skip() {
+	_ksft_sub=$((_ksft_sub + 1))
+	printf 'ok %d %s # SKIP %s\n' "$_ksft_sub" "$1" "$2"
+}
+
+# Exit with the verdict of the check() calls so far.
+ksft_finish() {
+	[ "$_ksft_sub" -gt 0 ] || fail "no subtest ran"
+	[ "$_ksft_failed" -eq 0 ] && exit "$KSFT_PASS"
+	exit "$KSFT_FAIL"
+}
+
+# Compare two numbers with awk (floating point allowed): cmp_num A op B
+cmp_num() { awk -v a="$1" -v b="$3" -v op="$2" 'BEGIN {
+	r = (op == "<") ? a < b : (op == "<=") ? a <= b : (op == ">") ? a > b :
+	    (op == ">=") ? a >= b : (op == "==") ? a == b : 0; exit !r }'; }
+
+on_exit() { _cleanup_cmds+=("$*"); }
+_run_cleanup() {
+	local i
+	for ((i = ${#_cleanup_cmds[@]} - 1; i >= 0; i--)); do
+		eval "${_cleanup_cmds[i]}" >/dev/null 2>&1 || true
+	done
+}
+trap _run_cleanup EXIT
+
+require_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
+
+require_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || skip "command '$c' not installed"
+	done
+}
+
+# require_module mod: load it (kernel module or one of ours) or skip.
+require_module() {
+	modprobe "$1" 2>/dev/null || skip "module $1 not available for $(uname -r)"
+}
+
+# require_tool name: one of our helper programs under tests/tools.
+require_tool() {
+	[ -x "$TOOLS_DIR/$1" ] || skip "helper $TOOLS_DIR/$1 not built (make -C tests tools)"
+}
+
+# The kernel series, "6.1" or "6.12", of the running kernel.
+kver_series() { uname -r | sed -E 's/^([0-9]+\.[0-9]+).*/\1/'; }
+
+# wait_for SECONDS cmd...: poll cmd until it succeeds or the deadline passes.
+wait_for() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+
+# ---- dmesg ------------------------------------------------------------------
+
+DMESG_BAD='WARNING:|BUG:|Oops|kernel BUG|general protection|lockdep|possible recursive locking|circular locking|INFO: rcu_|rcu_sched self-detected|KASAN|UBSAN|refcount_t:|list_add corruption|list_del corruption|soft lockup|hung_task|Call Trace:'
+
+dmesg_mark() { _dmesg_lines=$(dmesg | wc -l); }
+
+# dmesg_clean: succeeds when no bad line was logged since dmesg_mark.
+dmesg_clean() {
+	local bad
+	bad=$(dmesg | tail -n +"$((${_dmesg_lines:-0} + 1))" | grep -E "$DMESG_BAD")
+	[ -z "$bad" ] && return 0
+	printf '# dmesg: %s\n' "$bad" | head -20
+	return 1
+}
+
+# ---- namespaces and topologies ------------------------------------------------
+
+_rand() { printf '%04x%04x' $RANDOM $RANDOM; }
+
+# new_ns VAR: create a namespace with a random suffix, store its name in VAR.
+new_ns() {
+	local name="tf-$1-$(_rand)"
+	ip netns add "$name" || fail "ip netns add $name"
+	on_exit ip netns del "$name"
+	ip -n "$name" link set lo up
+	printf -v "$1" '%s' "$name"
+}
+
+# topo_pair: client and server namespaces joined by one veth pair.
+#   NS_CLI (198.18.0.1, dev veth0) <-> NS_SRV (198.18.0.2, dev veth0)
+# Addresses are from the benchmarking range (RFC 2544), inside our namespaces.
+CLI_ADDR=198.18.0.1
+SRV_ADDR=198.18.0.2
+topo_pair() {
+	new_ns NS_CLI
+	new_ns NS_SRV
+	ip link add veth0 netns "$NS_CLI" type veth peer name veth0 netns "$NS_SRV" ||
+		fail "veth pair"
+	ip -n "$NS_CLI" addr add "$CLI_ADDR/24" dev veth0
+	ip -n "$NS_SRV" addr add "$SRV_ADDR/24" dev veth0
+	ip -n "$NS_CLI" link set veth0 up
+	ip -n "$NS_SRV" link set veth0 up
+	wait_for 10 ip netns exec "$NS_CLI" ping -c1 -W1 "$SRV_ADDR" >/dev/null ||
+		fail "no connectivity in topo_pair"
+}
+
+# topo_router: two senders and one receiver around a router namespace.
+#   NS_S1 (198.18.1.1) --- NS_RTR --- NS_RCV (198.18.3.1)
+#   NS_S2 (198.18.2.1) ---/
+# The router's egress towards the receiver is veth "rcv" in NS_RTR: that is
+# where a bottleneck qdisc goes (see qdisc_bottleneck).
+S1_ADDR=198.18.1.1
+S2_ADDR=198.18.2.1
+RCV_ADDR=198.18.3.1
+topo_router() {
+	local ns i
+	new_ns NS_RTR
+	new_ns NS_S1
+	new_ns NS_S2
+	new_ns NS_RCV
+	ip netns exec "$NS_RTR" sysctl -qw net.ipv4.ip_forward=1
+	i=1
+	for ns in "$NS_S1" "$NS_S2" "$NS_RCV"; do
+		ip link add eth0 netns "$ns" type veth peer name "p$i" netns "$NS_RTR" ||
+			fail "veth to router"
+		ip -n "$ns" addr add "198.18.$i.1/24" dev eth0
+		ip -n "$NS_RTR" addr add "198.18.$i.254/24" dev "p$i"
+		ip -n "$ns" link set eth0 up
+		ip -n "$NS_RTR" link set "p$i" up
+		ip -n "$ns" route add default via "198.18.$i.254"
+		i=$((i + 1))
+	done
+	ip -n "$NS_RTR" link set p3 name rcv
+	for ns in "$NS_S1" "$NS_S2"; do
+		wait_for 10 ip netns exec "$ns" ping -c1 -W1 "$RCV_ADDR" >/dev/null ||
+			fail "no route to receiver in topo_router"
+	done
+}
+
+# qdisc_hold NS DEV: a token bucket that holds packets the way a NIC ring does
+# before TX completion, so TSQ and autocork see bytes "below TCP".
+qdisc_hold() {
+	ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate 20mbit burst 4000 latency 100ms ||
+		fail "tbf on $1/$2"
+}
+
+# qdisc_bottleneck NS DEV RATE MARK_KB: rate-limited bottleneck with step ECN
+# marking above MARK_KB kilobytes of queue (RED with min == max is a step).
+qdisc_bottleneck() {
+	local ns=$1 dev=$2 rate=$3 k=$(($4 * 1000))
+	ip netns exec "$ns" tc qdisc replace dev "$dev" root handle 1: tbf rate "$rate" burst 10000 limit 4000000 ||
+		fail "tbf bottleneck"
+	ip netns exec "$ns" tc qdisc add dev "$dev" parent 1:1 handle 10: red limit 4000000 \
+		min "$k" max "$((k + 1))" avpkt 1000 burst "$((k / 1000 + 1))" probability 1.0 ecn ||
+		fail "red step marking"
+}
+
+# nstat_get NS COUNTER: absolute value of a kernel SNMP counter in NS.
+nstat_get() {
+	ip netns exec "$1" nstat -asz "$2" 2>/dev/null | awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }'
+}
