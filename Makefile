@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: GPL-2.0
+# ena-tcp-tailfix: build, lint, install, test and benchmark.
+#
+#   make                 build every module for KVER (see below) into out/KVER/
+#   make KVER=6.1.0-57-cloud-amd64
+#   make lint            checkpatch --strict --no-tree, W=1 and sparse builds
+#   sudo make install    DKMS add/build/install for every kernel with headers
+#   sudo make uninstall  remove everything install put in place
+#   make check           install test dependencies, run host checks and the
+#                        kselftest suite in QEMU guests of the kernel matrix
+#   make demo            the TSQ lost-wake-up demo in a guest (before/after)
+#   make bench           benchmarks in guests; results under bench/results/
+#
+# KVER defaults to the running kernel when its headers are installed, else
+# to every kernel under /lib/modules that has headers.
+
+PACKAGE := ena-tcp-tailfix
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' $(CURDIR)/dkms.conf)
+MODULE_DIRS := $(patsubst %/Kbuild,%,$(wildcard tsq_probe/Kbuild tcp_dctcp_fixed/Kbuild))
+CACHE ?= /var/cache/$(PACKAGE)
+PREFIX ?= /usr/local
+
+RUNNING := $(shell uname -r)
+ifeq ($(origin KVER),undefined)
+ifneq ($(wildcard /lib/modules/$(RUNNING)/build),)
+KVER := $(RUNNING)
+KVER_WHY := the running kernel
+else
+KVER := $(patsubst /lib/modules/%/build,%,$(wildcard /lib/modules/*/build))
+KVER_WHY := every kernel with headers (the running $(RUNNING) has none)
+endif
+else
+KVER_WHY := as given
+endif
+
+all: modules
+
+modules:
+	@[ -n "$(strip $(KVER))" ] || { echo "no kernel headers found: install linux-headers-\$$(uname -r)"; exit 1; }
+	@echo "building $(PACKAGE) $(VERSION) for: $(KVER) ($(KVER_WHY))"
+	@set -e; for k in $(KVER); do \
+		scripts/build-modules.sh "$$k" "$(CURDIR)/out/$$k" $(BUILD_FLAGS); \
+	done
+
+# Called by DKMS (dkms.conf MAKE[0]) inside its own copy of the source.
+dkms-build:
+	@set -e; for d in $(MODULE_DIRS); do \
+		$(MAKE) -C /lib/modules/$(KVER)/build M=$(CURDIR)/$$d modules; \
+	done
+	@if ena/prepare-source.sh --probe $(KVER); then \
+		$(MAKE) -C ena KVER=$(KVER); \
+	else \
+		echo "ena-tcp-tailfix: ena skipped for $(KVER); tsq_probe and tcp_dctcp_fixed still install"; \
+	fi
+
+dkms-clean:
+	@for d in $(MODULE_DIRS); do \
+		$(MAKE) -s -C /lib/modules/$(KVER)/build M=$(CURDIR)/$$d clean 2>/dev/null || true; \
+	done
+	@[ ! -f ena/Makefile ] || $(MAKE) -s -C ena KVER=$(KVER) clean || true
+
+lint:
+	@scripts/lint.sh $(KVER)
+
+install:
+	@scripts/install.sh install "$(VERSION)" "$(PREFIX)"
+
+uninstall:
+	@scripts/install.sh uninstall "$(VERSION)" "$(PREFIX)"
+
+# The README's test command, and what .ci/run calls.
+check:
+	@tests/vm/check.sh quick
+
+check-full:
+	@tests/vm/check.sh full
+
+demo:
+	@tests/vm/check.sh demo
+
+bench:
+	@tests/vm/check.sh bench
+
+clean:
+	rm -rf out
+	@for d in $(MODULE_DIRS); do rm -f $$d/*.o $$d/*.ko $$d/*.mod* $$d/.*.cmd $$d/modules.order $$d/Module.symvers; done
+	@$(MAKE) -s -C tests clean
+
+.PHONY: all modules dkms-build dkms-clean lint install uninstall check check-full demo bench clean

@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# PID 1 of the test guest (kernel argument init=/opt/tailfix/tests/vm/guest-init.sh).
+# Mounts the basics, runs what the kernel argument tailfix.run= asks for,
+# copies /results to the second disk (if any) and powers off.  Everything it
+# prints goes to the serial console, which run.sh streams and parses.
+#   tailfix.run=check            the kselftest suite (tests/Makefile TEST_PROGS)
+#   tailfix.run=tests:a.sh,b.sh  only those tests
+#   tailfix.run=demo|bench       tests/vm/guest-demo.sh / bench/run-guest.sh
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LC_ALL=C
+
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm /run /tmp
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /dev/shm
+mkdir -p /run/netns /var/run
+hostname tailfix-guest
+ip link set lo up
+
+poweroff_now() {
+	sync
+	python3 -c 'import ctypes; ctypes.CDLL(None).reboot(0x4321fedc)'
+	echo o >/proc/sysrq-trigger
+}
+
+run=$(sed -n 's/.*tailfix\.run=\([^ ]*\).*/\1/p' /proc/cmdline)
+echo "TAILFIX-GUEST kernel=$(uname -r) arch=$(uname -m) run=$run"
+cd /opt/tailfix || poweroff_now
+
+# A foreign-architecture image is installed through DKMS at first boot.
+if [ -f /.tailfix-dkms-at-boot ]; then
+	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+	if dkms add "ena-tcp-tailfix/$ver" >/dev/null 2>&1 || dkms status | grep -q tailfix; then
+		dkms install "ena-tcp-tailfix/$ver" -k "$(uname -r)" >/tmp/dkms.log 2>&1 ||
+			{ echo "TAILFIX-DKMS-FAILED"; tail -20 /tmp/dkms.log; }
+	fi
+fi
+
+dmesg -n 4
+case $run in
+check)
+	tests/run_tests.sh $(make -s -C tests print-test-progs) ;;
+tests:*)
+	tests/run_tests.sh $(echo "${run#tests:}" | tr ',' ' ') ;;
+demo)
+	tests/vm/guest-demo.sh /results ;;
+bench)
+	bench/run-guest.sh /results ;;
+shell)
+	bash -i </dev/console >/dev/console 2>&1 ;;
+*)
+	echo "unknown tailfix.run=$run" ;;
+esac
+rc=$?
+
+bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|kernel BUG|lockdep|circular locking|INFO: rcu_|KASAN|UBSAN|refcount_t:|soft lockup|hung_task')
+if [ -n "$bad" ]; then
+	echo "$bad" | sed 's/^/TAILFIX-DMESG-BAD /' | head -20
+fi
+dmesg >/results/dmesg.txt
+echo "TAILFIX-EXIT $rc"
+[ -b /dev/vdb ] && tar -cf /dev/vdb -C /results .
+poweroff_now

@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# stage.sh ARCH: make a bootable guest disk with this checkout installed.
+# Prints the path of the disk image.  Steps:
+#   1. a copy of the cached base root (image.sh);
+#   2. the package copied to /usr/src/ena-tcp-tailfix-VERSION and installed
+#      with dkms add/build/install for every kernel of the image -- the real
+#      dkms.conf, as a user runs it; the build log is kept next to the image;
+#   3. the tests, helper tools and benchmarks under /opt/tailfix;
+#   4. an ext4 disk made from that tree (mke2fs -d, nothing mounted).
+set -euo pipefail
+
+arch=${1:-amd64}
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+pkg=ena-tcp-tailfix-$version
+log() { echo "stage.sh: $*" >&2; }
+
+root=$("$here/image.sh" "$arch")
+work=$cache/$arch/stage
+img=$cache/$arch/guest.img
+rm -rf "$work"
+cp -a --reflink=auto "$root" "$work"
+
+# The package source, as `dkms add` expects it in /usr/src.
+mkdir -p "$work/usr/src/$pkg"
+if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+	git -C "$top" ls-files -co --exclude-standard -z |
+		tar -C "$top" --null -T - -cf - | tar -C "$work/usr/src/$pkg" -xf -
+else
+	tar -C "$top" --exclude=out --exclude='build-*' -cf - . | tar -C "$work/usr/src/$pkg" -xf -
+fi
+
+# The distribution's kernel source packages, where the ENA source comes
+# from, visible to the build only (linked, then removed from the image).
+srcs=()
+for t in /usr/src/linux-source-*.tar.xz; do
+	[ -f "$t" ] || continue
+	ln "$t" "$work/usr/src/" 2>/dev/null || cp "$t" "$work/usr/src/"
+	srcs+=("$work/usr/src/${t##*/}")
+done
+
+# In the guest's own root only the guest's architecture can run; a foreign
+# root gets its DKMS install at first boot (guest-init.sh does it).
+kernels=$(cd "$work/lib/modules" && ls -d */build 2>/dev/null | sed 's,/build,,')
+dkmslog=$cache/$arch/dkms.log
+if [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; then
+	mounts=()
+	trap 'for m in "${mounts[@]}"; do umount -l "$m"; done' EXIT
+	for m in proc sys dev; do
+		mount --bind "/$m" "$work/$m"
+		mounts+=("$work/$m")
+	done
+	: >"$dkmslog"
+	chroot "$work" dkms add "ena-tcp-tailfix/$version" >>"$dkmslog" 2>&1 ||
+		{ cat "$dkmslog" >&2; log "dkms add failed"; exit 1; }
+	for k in $kernels; do
+		log "dkms install $pkg for $k"
+		if ! chroot "$work" dkms install "ena-tcp-tailfix/$version" -k "$k" >>"$dkmslog" 2>&1; then
+			tail -30 "$dkmslog" >&2
+			find "$work/var/lib/dkms/ena-tcp-tailfix" -name make.log -exec tail -20 {} \; >&2
+			log "dkms install failed for $k (log: $dkmslog)"
+			exit 1
+		fi
+	done
+	chroot "$work" dkms status >&2
+	for m in "${mounts[@]}"; do umount -l "$m"; done
+	mounts=()
+else
+	touch "$work/.tailfix-dkms-at-boot"
+fi
+rm -f "${srcs[@]}"
+
+# Tests, tools and benchmarks.
+case $arch in
+amd64) cc=gcc ;;
+arm64) cc=aarch64-linux-gnu-gcc ;;
+esac
+make -s -C "$top/tests" tools CC="$cc" TOOLS_OUT="$cache/$arch/tools" >&2
+mkdir -p "$work/opt/tailfix"
+cp -a "$work/usr/src/$pkg/." "$work/opt/tailfix/"
+mkdir -p "$work/opt/tailfix/tests/tools"
+cp "$cache/$arch/tools/"* "$work/opt/tailfix/tests/tools/"
+mkdir -p "$work/results"
+
+size_mb=$(($(du -sm "$work" | cut -f1) + 1536))
+rm -f "$img"
+mke2fs -q -t ext4 -d "$work" -F "$img" "${size_mb}M" >&2
+echo "$kernels" >"$img.kernels"
+log "guest disk $img (${size_mb} MB) for: $(echo $kernels)"
+echo "$img"
