@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dctcp_fixed: Data Center TCP (RFC 8257) that keeps its tail-latency
+ * guarantees on every kernel it is built for.
+ *
+ * Sender: once per window of data (one RTT), alpha is updated as an EWMA of
+ * the share of delivered packets that the receiver echoed with ECE, with gain
+ * 1/2^shift_g.  The first ECE of a window reduces cwnd once, to
+ * cwnd * (1 - alpha / 2); losses are handled like Reno (halve).
+ *
+ * Receiver: the ECE bit follows the CE state of the segments it acknowledges
+ * exactly.  When the CE state of the incoming segments changes, the segments
+ * received before the change must be acknowledged with the old ECE value and
+ * the new one at once.  Whether an ACK for those earlier segments is still
+ * owed is read from the socket's own delayed-ACK state (ICSK_ACK_TIMER),
+ * never from a copy kept here: a copy goes stale when the ACK leaves
+ * piggybacked on data, and the resulting duplicate ACK for old data was the
+ * root of the 200 ms RTO tails reported on netdev in 2018.
+ *
+ * Why the guarantees matter for RPCs: when the last segment of a request is
+ * CE-marked and the reply carries the ECE, the requester reduces its window
+ * with nothing in flight.  If the next request then goes out as a single
+ * segment, a receiver in delayed-ACK (ping-pong) mode holds the ACK for
+ * 40 ms or more.  The core ACKs CWR-marked data at once (tcp_ecn_accept_cwr()
+ * on 6.1 and 6.12) and this module makes the first flight after such a
+ * reduction at least min_cwnd_after_ce segments, so two full segments reach
+ * the receiver and are ACKed without delay even where the core does not.
+ *
+ * Everything here was written from RFC 8257 and the netdev discussion of the
+ * DCTCP tail-latency patches; none of it is taken from net/ipv4/tcp_dctcp.c.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/inet_diag.h>
+#include <linux/kernel.h>
+#include <linux/math64.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <net/inet_ecn.h>
+#include <net/tcp.h>
+
+#ifndef TAILFIX_VERSION
+#define TAILFIX_VERSION "unknown"
+#endif
+
+/* alpha as reported to user space (tcp_dctcp_info): 1024 means 1.0 */
+#define DCTCPF_ALPHA_ONE	1024U
+/* alpha as kept internally: 20 fractional bits, so the EWMA decays to 0 */
+#define DCTCPF_FRAC_BITS	20
+#define DCTCPF_FRAC_ONE		BIT(DCTCPF_FRAC_BITS)
+#define DCTCPF_FRAC_TO_USER	(DCTCPF_FRAC_BITS - 10)
+
+/* Per-socket state, kept in icsk_ca_priv. */
+struct dctcpf {
+	u32 win_end;		/* snd_nxt when the observation window began */
+	u32 win_delivered;	/* tp->delivered at the window start */
+	u32 win_delivered_ce;	/* tp->delivered_ce at the window start */
+	u32 alpha;		/* marked share, DCTCPF_FRAC_ONE == 1.0 */
+	u32 loss_cwnd;		/* cwnd before the last reduction, for undo */
+	u32 run_end;		/* rcv_nxt after the last segment of the run */
+	u8 ce_run;		/* CE state of the current run of segments */
+	u8 ack_ece;		/* the ACK being processed carries ECE */
+	u8 ece_cwr;		/* the current CWR episode was caused by ECE */
+};
+
+/* ---- tunables -------------------------------------------------------- */
+
+static unsigned int shift_g __read_mostly = 4;		/* g = 1/16 */
+static unsigned int alpha_on_init __read_mostly = DCTCPF_ALPHA_ONE;
+static unsigned int clamp_alpha_on_loss __read_mostly;
+static unsigned int min_cwnd_after_ce __read_mostly = 2;
+
+struct dctcpf_range {
+	unsigned int min;
+	unsigned int max;
+};
+
+/* Parse and range-check one unsigned parameter; one line says why not. */
+static int dctcpf_param_set(const char *val, const struct kernel_param *kp,
+			    const struct dctcpf_range *r)
+{
+	unsigned int v;
+	int err;
+
+	err = kstrtouint(val, 0, &v);
+	if (err || v < r->min || v > r->max) {
+		pr_err("parameter %s must be an integer in %u..%u, got '%.*s'\n",
+		       kp->name, r->min, r->max, (int)strcspn(val, "\n"), val);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*(unsigned int *)kp->arg, v);
+	return 0;
+}
+
+static int shift_g_set(const char *val, const struct kernel_param *kp)
+{
+	static const struct dctcpf_range r = { 0, 10 };
+
+	return dctcpf_param_set(val, kp, &r);
+}
+
+static int alpha_on_init_set(const char *val, const struct kernel_param *kp)
+{
+	static const struct dctcpf_range r = { 0, DCTCPF_ALPHA_ONE };
+
+	return dctcpf_param_set(val, kp, &r);
+}
+
+static int flag_set(const char *val, const struct kernel_param *kp)
+{
+	static const struct dctcpf_range r = { 0, 1 };
+
+	return dctcpf_param_set(val, kp, &r);
+}
+
+static int min_cwnd_after_ce_set(const char *val, const struct kernel_param *kp)
+{
+	static const struct dctcpf_range r = { 1, 10 };
+
+	return dctcpf_param_set(val, kp, &r);
+}
+
+static const struct kernel_param_ops shift_g_ops = {
+	.set = shift_g_set,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops alpha_on_init_ops = {
+	.set = alpha_on_init_set,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops flag_ops = {
+	.set = flag_set,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops min_cwnd_after_ce_ops = {
+	.set = min_cwnd_after_ce_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(shift_g, &shift_g_ops, &shift_g, 0644);
+MODULE_PARM_DESC(shift_g, "EWMA gain for alpha is 1/2^shift_g (0..10, default 4)");
+module_param_cb(alpha_on_init, &alpha_on_init_ops, &alpha_on_init, 0644);
+MODULE_PARM_DESC(alpha_on_init, "alpha of a new connection, 1024 = 1.0 (0..1024, default 1024)");
+module_param_cb(clamp_alpha_on_loss, &flag_ops, &clamp_alpha_on_loss, 0644);
+MODULE_PARM_DESC(clamp_alpha_on_loss, "set alpha to 1.0 on packet loss or RTO (0/1, default 0)");
+module_param_cb(min_cwnd_after_ce, &min_cwnd_after_ce_ops, &min_cwnd_after_ce, 0644);
+MODULE_PARM_DESC(min_cwnd_after_ce,
+		 "segments in the first flight after an ECE reduction with nothing in flight (1..10, default 2)");
+
+/* ---- statistics, read-only under /sys/module/.../parameters ----------- */
+
+enum dctcpf_stat {
+	DCTCPF_STAT_CE_CHANGE_ACKS,	/* immediate ACKs forced by a CE change */
+	DCTCPF_STAT_PRIOR_RUN_ACKS,	/* held-back ACKs flushed with old ECE */
+	DCTCPF_STAT_ECN_REDUCTIONS,	/* cwnd reductions caused by ECE */
+	DCTCPF_STAT_LOSS_REDUCTIONS,	/* reductions caused by loss or RTO */
+	DCTCPF_STAT_FLOOR_APPLIED,	/* first flights raised to the floor */
+	DCTCPF_STAT_ECN_FALLBACKS,	/* connections without ECN (Reno) */
+	DCTCPF_STAT_NR,
+};
+
+static atomic_long_t dctcpf_stats[DCTCPF_STAT_NR];
+
+static void dctcpf_count(enum dctcpf_stat s)
+{
+	atomic_long_inc(&dctcpf_stats[s]);
+}
+
+static int dctcpf_stat_get(char *buf, const struct kernel_param *kp)
+{
+	const atomic_long_t *c = kp->arg;
+
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(c));
+}
+
+static int dctcpf_stat_set(const char *val, const struct kernel_param *kp)
+{
+	pr_err("parameter %s is a read-only statistic, got '%.*s'\n",
+	       kp->name, (int)strcspn(val, "\n"), val);
+	return -EPERM;
+}
+
+static const struct kernel_param_ops dctcpf_stat_ops = {
+	.set = dctcpf_stat_set,
+	.get = dctcpf_stat_get,
+};
+
+module_param_cb(stat_ce_change_acks, &dctcpf_stat_ops,
+		&dctcpf_stats[DCTCPF_STAT_CE_CHANGE_ACKS], 0444);
+MODULE_PARM_DESC(stat_ce_change_acks,
+		 "immediate ACKs forced because the CE state of arriving data changed");
+module_param_cb(stat_prior_run_acks, &dctcpf_stat_ops,
+		&dctcpf_stats[DCTCPF_STAT_PRIOR_RUN_ACKS], 0444);
+MODULE_PARM_DESC(stat_prior_run_acks,
+		 "held-back ACKs sent early with the ECE value of the segments they cover");
+module_param_cb(stat_ecn_reductions, &dctcpf_stat_ops,
+		&dctcpf_stats[DCTCPF_STAT_ECN_REDUCTIONS], 0444);
+MODULE_PARM_DESC(stat_ecn_reductions, "congestion window reductions caused by ECE");
+module_param_cb(stat_loss_reductions, &dctcpf_stat_ops,
+		&dctcpf_stats[DCTCPF_STAT_LOSS_REDUCTIONS], 0444);
+MODULE_PARM_DESC(stat_loss_reductions, "congestion window reductions caused by loss or RTO");
+module_param_cb(stat_floor_applied, &dctcpf_stat_ops,
+		&dctcpf_stats[DCTCPF_STAT_FLOOR_APPLIED], 0444);
+MODULE_PARM_DESC(stat_floor_applied,
+		 "first flights after an ECE reduction raised to min_cwnd_after_ce");
+module_param_cb(stat_ecn_fallbacks, &dctcpf_stat_ops,
+		&dctcpf_stats[DCTCPF_STAT_ECN_FALLBACKS], 0444);
+MODULE_PARM_DESC(stat_ecn_fallbacks,
+		 "connections that did not negotiate ECN and run Reno instead");
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static struct tcp_congestion_ops dctcpf_reno;
+
+static void dctcpf_send_ack_for(struct sock *sk, u32 rcv_nxt)
+{
+#ifdef DCTCPF_SEND_ACK_HAS_FLAGS
+	__tcp_send_ack(sk, rcv_nxt, 0);
+#else
+	__tcp_send_ack(sk, rcv_nxt);
+#endif
+}
+
+/* ECE on outgoing ACKs is driven by TCP_ECN_DEMAND_CWR. */
+static void dctcpf_set_echo(struct tcp_sock *tp, bool ce)
+{
+	if (ce)
+		tp->ecn_flags |= TCP_ECN_DEMAND_CWR;
+	else
+		tp->ecn_flags &= ~TCP_ECN_DEMAND_CWR;
+}
+
+static void dctcpf_window_start(const struct tcp_sock *tp, struct dctcpf *ca)
+{
+	ca->win_end = tp->snd_nxt;
+	ca->win_delivered = tp->delivered;
+	ca->win_delivered_ce = tp->delivered_ce;
+}
+
+static u32 dctcpf_alpha_user(const struct dctcpf *ca)
+{
+	return READ_ONCE(ca->alpha) >> DCTCPF_FRAC_TO_USER;
+}
+
+/* ---- congestion control ops -------------------------------------------- */
+
+static void dctcpf_init(struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct dctcpf *ca = inet_csk_ca(sk);
+
+	BUILD_BUG_ON(sizeof(struct dctcpf) > ICSK_CA_PRIV_SIZE);
+
+	if (!(tp->ecn_flags & TCP_ECN_OK) &&
+	    !((1 << sk->sk_state) & (TCPF_LISTEN | TCPF_CLOSE))) {
+		/* The peer did not negotiate ECN: run Reno, and let the core
+		 * stop marking our packets ECT (the fallback does not ask for
+		 * ECN, so tcp_init_congestion_control() clears it).
+		 */
+		WRITE_ONCE(inet_csk(sk)->icsk_ca_ops, &dctcpf_reno);
+		INET_ECN_dontxmit(sk);
+		dctcpf_count(DCTCPF_STAT_ECN_FALLBACKS);
+		return;
+	}
+
+	memset(ca, 0, sizeof(*ca));
+	ca->alpha = min(READ_ONCE(alpha_on_init), DCTCPF_ALPHA_ONE) <<
+		    DCTCPF_FRAC_TO_USER;
+	ca->run_end = tp->rcv_nxt;
+	dctcpf_window_start(tp, ca);
+}
+
+/* RFC 8257 3.3: at the end of each window, alpha += g * (F - alpha). */
+static void dctcpf_update_alpha(struct sock *sk, u32 flags)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct dctcpf *ca = inet_csk_ca(sk);
+	u32 delivered, marked, g;
+	u64 alpha, share;
+
+	ca->ack_ece = !!(flags & CA_ACK_ECE);
+
+	if (before(tp->snd_una, ca->win_end))
+		return;
+
+	delivered = tp->delivered - ca->win_delivered;
+	marked = tp->delivered_ce - ca->win_delivered_ce;
+	if (delivered) {
+		g = READ_ONCE(shift_g);
+		share = div_u64((u64)min(marked, delivered) << DCTCPF_FRAC_BITS,
+				delivered);
+		alpha = ca->alpha;
+		alpha = alpha - (alpha >> g) + (share >> g);
+		/* get_info() reads alpha without the socket lock */
+		WRITE_ONCE(ca->alpha, min_t(u64, alpha, DCTCPF_FRAC_ONE));
+	}
+	dctcpf_window_start(tp, ca);
+}
+
+/* Called by the core when it enters CWR (ECE), Recovery or Loss. */
+static u32 dctcpf_ssthresh(struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct dctcpf *ca = inet_csk_ca(sk);
+	u32 cwnd = tcp_snd_cwnd(tp);
+	u32 floor = max(2U, READ_ONCE(min_cwnd_after_ce));
+	u32 cut;
+
+	ca->loss_cwnd = cwnd;
+	/* cwnd * alpha / 2, alpha with DCTCPF_FRAC_BITS fractional bits */
+	cut = (u32)(((u64)cwnd * ca->alpha) >> (DCTCPF_FRAC_BITS + 1));
+	return max(cwnd - cut, floor);
+}
+
+/* RFC 8257 3.5: on loss, react like standard TCP. */
+static void dctcpf_loss(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct dctcpf *ca = inet_csk_ca(sk);
+	u32 cwnd = tcp_snd_cwnd(tp);
+
+	ca->loss_cwnd = cwnd;
+	tp->snd_ssthresh = max(cwnd >> 1, 2U);
+	if (READ_ONCE(clamp_alpha_on_loss))
+		WRITE_ONCE(ca->alpha, DCTCPF_FRAC_ONE);
+	dctcpf_count(DCTCPF_STAT_LOSS_REDUCTIONS);
+}
+
+static void dctcpf_set_state(struct sock *sk, u8 new_state)
+{
+	struct dctcpf *ca = inet_csk_ca(sk);
+	u8 old_state = inet_csk(sk)->icsk_ca_state;
+
+	if (new_state == old_state)
+		return;
+
+	switch (new_state) {
+	case TCP_CA_CWR:
+		ca->ece_cwr = ca->ack_ece;
+		if (ca->ece_cwr)
+			dctcpf_count(DCTCPF_STAT_ECN_REDUCTIONS);
+		break;
+	case TCP_CA_Recovery:
+		dctcpf_loss(sk);
+		break;
+	case TCP_CA_Open:
+		ca->ece_cwr = 0;
+		break;
+	default:
+		/* RTO is handled at CA_EVENT_LOSS */
+		break;
+	}
+}
+
+/*
+ * Receiver: the segment just queued arrived with CE state @ce.  Runs from
+ * tcp_ecn_check_ce(), after inet_csk_schedule_ack() for this segment and
+ * before the core decides whether to ACK now or later.
+ */
+static void dctcpf_ce_seen(struct sock *sk, bool ce)
+{
+	struct inet_connection_sock *icsk = inet_csk(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct dctcpf *ca = inet_csk_ca(sk);
+
+	if (ca->ce_run != ce) {
+		/*
+		 * Segments of the previous run whose ACK is still held back
+		 * by the delayed-ACK timer: ACK them now, alone, with their
+		 * own ECE value.  When their ACK already left (on its own or
+		 * on data), the core cleared ICSK_ACK_TIMER and nothing is
+		 * sent, so this can never duplicate an ACK.  The core
+		 * recognises an ACK for less than rcv_nxt and keeps the
+		 * delayed-ACK state of the new segment intact.
+		 */
+		if (icsk->icsk_ack.pending & ICSK_ACK_TIMER) {
+			dctcpf_set_echo(tp, ca->ce_run);
+			dctcpf_send_ack_for(sk, ca->run_end);
+			dctcpf_count(DCTCPF_STAT_PRIOR_RUN_ACKS);
+		}
+		/* and the first segment of the new run is ACKed at once */
+		icsk->icsk_ack.pending |= ICSK_ACK_NOW;
+		ca->ce_run = ce;
+		dctcpf_count(DCTCPF_STAT_CE_CHANGE_ACKS);
+	}
+	ca->run_end = tp->rcv_nxt;
+	dctcpf_set_echo(tp, ce);
+}
+
+/*
+ * Sender: a flight is about to start with nothing in flight.  If an ECE
+ * reduction is still in progress, the window may have been cut to one or two
+ * segments; make it at least min_cwnd_after_ce so that a receiver delaying
+ * its ACKs gets enough full segments to ACK at once.
+ */
+static void dctcpf_tx_start(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct dctcpf *ca = inet_csk_ca(sk);
+	u32 floor;
+
+	if (inet_csk(sk)->icsk_ca_state != TCP_CA_CWR || !ca->ece_cwr)
+		return;
+	floor = min(READ_ONCE(min_cwnd_after_ce), tp->snd_cwnd_clamp);
+	if (tcp_snd_cwnd(tp) >= floor)
+		return;
+	tcp_snd_cwnd_set(tp, floor);
+	dctcpf_count(DCTCPF_STAT_FLOOR_APPLIED);
+}
+
+static void dctcpf_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
+{
+	switch (ev) {
+	case CA_EVENT_ECN_IS_CE:
+		dctcpf_ce_seen(sk, true);
+		break;
+	case CA_EVENT_ECN_NO_CE:
+		dctcpf_ce_seen(sk, false);
+		break;
+	case CA_EVENT_TX_START:
+		dctcpf_tx_start(sk);
+		break;
+	case CA_EVENT_LOSS:
+		dctcpf_loss(sk);
+		break;
+	default:
+		break;
+	}
+}
+
+static u32 dctcpf_undo_cwnd(struct sock *sk)
+{
+	const struct dctcpf *ca = inet_csk_ca(sk);
+
+	return max(tcp_snd_cwnd(tcp_sk(sk)), ca->loss_cwnd);
+}
+
+/*
+ * INET_DIAG_DCTCPINFO does not fit in the u8 extension mask of an
+ * inet_diag_req, so ss asks for VEGASINFO and gets this record instead;
+ * TCP_CC_INFO asks for everything.
+ */
+static size_t dctcpf_get_info(struct sock *sk, u32 ext, int *attr,
+			      union tcp_cc_info *info)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	const struct dctcpf *ca = inet_csk_ca(sk);
+	struct tcp_dctcp_info *di = &info->dctcp;
+
+	if (!(ext & ((1 << (INET_DIAG_DCTCPINFO - 1)) |
+		     (1 << (INET_DIAG_VEGASINFO - 1)))))
+		return 0;
+
+	memset(di, 0, sizeof(*di));
+	if (READ_ONCE(inet_csk(sk)->icsk_ca_ops) != &dctcpf_reno) {
+		di->dctcp_enabled = 1;
+		di->dctcp_ce_state = ca->ce_run;
+		di->dctcp_alpha = dctcpf_alpha_user(ca);
+		di->dctcp_ab_ecn = tp->mss_cache *
+				   (tp->delivered_ce - ca->win_delivered_ce);
+		di->dctcp_ab_tot = tp->mss_cache *
+				   (tp->delivered - ca->win_delivered);
+	}
+	*attr = INET_DIAG_DCTCPINFO;
+	return sizeof(*di);
+}
+
+static struct tcp_congestion_ops dctcpf_ops __read_mostly = {
+	.init		= dctcpf_init,
+	.in_ack_event	= dctcpf_update_alpha,
+	.cwnd_event	= dctcpf_cwnd_event,
+	.ssthresh	= dctcpf_ssthresh,
+	.cong_avoid	= tcp_reno_cong_avoid,
+	.undo_cwnd	= dctcpf_undo_cwnd,
+	.set_state	= dctcpf_set_state,
+	.get_info	= dctcpf_get_info,
+	.flags		= TCP_CONG_NEEDS_ECN,
+	.owner		= THIS_MODULE,
+	.name		= "dctcp_fixed",
+};
+
+/* Not registered: installed by dctcpf_init() on connections without ECN. */
+static struct tcp_congestion_ops dctcpf_reno __read_mostly = {
+	.ssthresh	= tcp_reno_ssthresh,
+	.cong_avoid	= tcp_reno_cong_avoid,
+	.undo_cwnd	= tcp_reno_undo_cwnd,
+	.get_info	= dctcpf_get_info,
+	.owner		= THIS_MODULE,
+	.name		= "dctcp_fixed-reno",
+};
+
+static int __init dctcpf_register(void)
+{
+	int err;
+
+	err = tcp_register_congestion_control(&dctcpf_ops);
+	if (err)
+		pr_err("cannot register congestion control %s: %d\n",
+		       dctcpf_ops.name, err);
+	return err;
+}
+
+static void __exit dctcpf_unregister(void)
+{
+	tcp_unregister_congestion_control(&dctcpf_ops);
+}
+
+module_init(dctcpf_register);
+module_exit(dctcpf_unregister);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("DCTCP (RFC 8257) with immediate ACKs on CE change and a post-ECE window floor");
+MODULE_VERSION(TAILFIX_VERSION);
