@@ -1,0 +1,235 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# prepare-source.sh - put the kernel's own ENA driver source for one kernel
+# into a build directory and apply this package's patches to it.
+#
+# Usage: prepare-source.sh [--probe] KVER OUTDIR
+#        prepare-source.sh --probe KVER
+#
+#   KVER     kernel release the module is built for (e.g. 6.1.0-57-cloud-amd64)
+#   OUTDIR   directory to create; it receives the ENA *.c/*.h files, patched.
+#            Any previous content is replaced, and nothing is left behind
+#            when preparation fails.
+#   --probe  only tell (one line, exit 0/1) whether a source is available for
+#            KVER; nothing is extracted or decompressed.
+#
+# Where the source comes from, first match wins:
+#   1. ENA_SRC=PATH: a kernel source tree, the ENA driver directory itself
+#      (the one holding ena_netdev.c), or a tarball of either.
+#   2. /lib/modules/KVER/source, if it holds drivers/net/ethernet/amazon/ena/.
+#   3. The distribution's kernel source package for KVER's series X.Y
+#      (6.1.0-57-cloud-amd64 -> 6.1): /usr/src/linux-source-X.Y.tar.*
+#      (Debian), /usr/src/linux-source-X.Y.*/linux-source-X.Y.*.tar.* (Ubuntu)
+#      or an already unpacked /usr/src/linux-source-X.Y[.*]/ tree.
+#   Only the ENA files are extracted from a tarball.
+#
+# Patches: patches/X.Y/series lists them in order; they are applied with
+# patch -p1 --fuzz=0.  ENA_SERIES=X.Y picks another directory (for a kernel
+# series without its own).  When a patch fails, the one-line message says
+# whether the source already has the change (the patch reverse-applies) or
+# is simply a version these patches do not know.
+#
+# Exit status: 0 ok; 1 usage or probe found nothing; 2 ENA_SRC is not
+# usable; 3 no source found; 4 no patch series for the kernel series;
+# 5 the source already has the changes; 6 a patch does not apply.
+# Every failure prints one line starting with "ena: " on stderr.
+#
+# For tests, ENA_MODULES_DIR (default /lib/modules) and ENA_USR_SRC
+# (default /usr/src) move the places searched in steps 2 and 3.
+
+set -u
+
+ENA_REL=drivers/net/ethernet/amazon/ena
+HERE=$(cd "$(dirname "$0")" && pwd)
+MODULES_DIR=${ENA_MODULES_DIR:-/lib/modules}
+USR_SRC=${ENA_USR_SRC:-/usr/src}
+
+die()
+{
+	local rc=$1
+
+	shift
+	echo "ena: $*" >&2
+	exit "$rc"
+}
+
+usage()
+{
+	echo "usage: $0 [--probe] KVER OUTDIR" >&2
+	exit 1
+}
+
+probe=0
+if [ "${1:-}" = "--probe" ]; then
+	probe=1
+	shift
+fi
+[ $# -ge 1 ] || usage
+KVER=$1
+OUTDIR=${2:-}
+[ $probe -eq 1 ] || [ -n "$OUTDIR" ] || usage
+
+SERIES=$(printf '%s\n' "$KVER" | sed -n 's/^\([0-9]\{1,\}\.[0-9]\{1,\}\).*/\1/p')
+[ -n "$SERIES" ] || die 1 "cannot tell the kernel series (X.Y) of '$KVER'"
+PATCHES=$HERE/patches/${ENA_SERIES:-$SERIES}
+
+how_to="install linux-source-$SERIES (apt-get install linux-source-$SERIES) or set ENA_SRC=<kernel tree | ENA directory | tarball>"
+
+is_tarball()
+{
+	case "$1" in
+	*.tar | *.tar.* | *.tgz | *.tbz2 | *.txz) [ -f "$1" ] ;;
+	*) return 1 ;;
+	esac
+}
+
+# Sets SRC_KIND (dir or tarball), SRC_PATH and SRC_DESC, or fails.
+locate_source()
+{
+	local d t
+
+	if [ -n "${ENA_SRC:-}" ]; then
+		if [ -f "$ENA_SRC/$ENA_REL/ena_netdev.c" ]; then
+			SRC_KIND=dir SRC_PATH=$ENA_SRC/$ENA_REL
+			SRC_DESC="kernel tree ENA_SRC=$ENA_SRC"
+		elif [ -f "$ENA_SRC/ena_netdev.c" ]; then
+			SRC_KIND=dir SRC_PATH=$ENA_SRC
+			SRC_DESC="ENA directory ENA_SRC=$ENA_SRC"
+		elif is_tarball "$ENA_SRC" && [ -r "$ENA_SRC" ]; then
+			SRC_KIND=tarball SRC_PATH=$ENA_SRC
+			SRC_DESC="tarball ENA_SRC=$ENA_SRC"
+		else
+			die 2 "ENA_SRC=$ENA_SRC is not a kernel tree with $ENA_REL/, an ENA directory with ena_netdev.c, or a readable tarball"
+		fi
+		return 0
+	fi
+
+	d=$MODULES_DIR/$KVER/source
+	if [ -f "$d/$ENA_REL/ena_netdev.c" ]; then
+		SRC_KIND=dir SRC_PATH=$d/$ENA_REL
+		SRC_DESC="kernel tree $d"
+		return 0
+	fi
+
+	for t in "$USR_SRC/linux-source-$SERIES".tar.* \
+		 "$USR_SRC/linux-source-$SERIES".[0-9]*.tar.* \
+		 "$USR_SRC/linux-source-$SERIES/linux-source-$SERIES".tar.* \
+		 "$USR_SRC/linux-source-$SERIES".[0-9]*/"linux-source-$SERIES".[0-9]*.tar.*; do
+		if is_tarball "$t" && [ -r "$t" ]; then
+			SRC_KIND=tarball SRC_PATH=$t
+			SRC_DESC="linux-source tarball $t"
+			return 0
+		fi
+	done
+	for d in "$USR_SRC/linux-source-$SERIES" \
+		 "$USR_SRC/linux-source-$SERIES".[0-9]*; do
+		if [ -f "$d/$ENA_REL/ena_netdev.c" ]; then
+			SRC_KIND=dir SRC_PATH=$d/$ENA_REL
+			SRC_DESC="kernel tree $d"
+			return 0
+		fi
+	done
+
+	[ $probe -eq 1 ] && die 1 "no ENA source for $KVER: $how_to"
+	die 3 "no ENA source for $KVER: $how_to"
+}
+
+locate_source
+[ -f "$PATCHES/series" ] ||
+	die 4 "no patch series for kernel series ${ENA_SERIES:-$SERIES} ($PATCHES/series); available: $(cd "$HERE/patches" && echo */ | tr -d /)"
+
+if [ $probe -eq 1 ]; then
+	echo "ena: source for $KVER: $SRC_DESC"
+	exit 0
+fi
+
+OUTDIR=${OUTDIR%/}
+WORK=$(mktemp -d "$OUTDIR.tmp.XXXXXX") || die 1 "cannot create a directory next to $OUTDIR"
+trap 'rm -rf "$WORK"' EXIT
+mkdir "$WORK/ena"
+
+# The kernel version the source comes from, from its top-level Makefile.
+source_version()
+{
+	sed -n 's/^\(VERSION\|PATCHLEVEL\|SUBLEVEL\) = \([0-9]*\)$/\2/p' "$1" 2>/dev/null |
+		paste -sd. -
+}
+
+SRC_VERSION=
+case $SRC_KIND in
+dir)
+	cp -p "$SRC_PATH"/*.[ch] "$WORK/ena/" ||
+		die 2 "cannot copy the ENA files from $SRC_PATH"
+	[ -f "$SRC_PATH/../../../../../Makefile" ] &&
+		SRC_VERSION=$(source_version "$SRC_PATH/../../../../../Makefile")
+	;;
+tarball)
+	# Kernel tarballs have one top directory: try PREFIX/drivers/...
+	# first, which costs one pass over the archive; list it to find
+	# ena_netdev.c anywhere else only when that fails.
+	mkdir "$WORK/x"
+	first=$(tar -tf "$SRC_PATH" 2>/dev/null | head -n1)
+	prefix=${first%%/*}
+	member=$prefix/$ENA_REL
+	top=$prefix/Makefile
+	if ! tar -xf "$SRC_PATH" -C "$WORK/x" "$member" "$top" 2>/dev/null ||
+	   [ ! -f "$WORK/x/$member/ena_netdev.c" ]; then
+		rm -rf "$WORK/x" && mkdir "$WORK/x"
+		member=$(tar -tf "$SRC_PATH" 2>/dev/null |
+			 grep -m1 -E '(^|/)ena_netdev\.c$')
+		[ -n "$member" ] ||
+			die 2 "$SRC_DESC has no ena_netdev.c (is it a kernel source tarball?)"
+		member=${member%ena_netdev.c}
+		member=${member%/}
+		member=${member:-.}
+		top=
+		tar -xf "$SRC_PATH" -C "$WORK/x" "$member" 2>/dev/null ||
+			die 2 "cannot extract $member from $SRC_PATH"
+	fi
+	cp -p "$WORK/x/$member"/*.[ch] "$WORK/ena/" ||
+		die 2 "no ENA source files in $member of $SRC_PATH"
+	[ -n "$top" ] && SRC_VERSION=$(source_version "$WORK/x/$top")
+	rm -rf "$WORK/x"
+	;;
+esac
+echo "ena: using ENA source of ${SRC_VERSION:-an unknown kernel version} from $SRC_DESC for $KVER"
+case $SRC_VERSION in
+"" | "$SERIES" | "$SERIES".*) ;;
+*) echo "ena: warning: the source is from $SRC_VERSION, the kernel is $KVER (series $SERIES)" >&2 ;;
+esac
+
+# patch(1) quietly, no fuzz, no questions, no backup files.
+try_patch()
+{
+	patch -d "$1" -p1 --fuzz=0 -f -s --no-backup-if-mismatch "${@:3}" <"$2" >/dev/null 2>&1
+}
+
+mapfile -t PATCH_LIST < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$PATCHES/series")
+n=${#PATCH_LIST[@]}
+for ((i = 0; i < n; i++)); do
+	p=$PATCHES/${PATCH_LIST[i]}
+	[ -f "$p" ] || die 1 "patch ${PATCH_LIST[i]} is listed in $PATCHES/series but missing"
+	if try_patch "$WORK/ena" "$p" --dry-run; then
+		try_patch "$WORK/ena" "$p" || die 6 "${PATCH_LIST[i]} failed after a clean dry run"
+		continue
+	fi
+	# Already fixed?  Either the rest of the series comes off in reverse
+	# order (a copy patched before) or this patch alone reverse-applies.
+	cp -a "$WORK/ena" "$WORK/rev"
+	fixed=1
+	for ((j = n - 1; j >= i; j--)); do
+		try_patch "$WORK/rev" "$PATCHES/${PATCH_LIST[j]}" -R || { fixed=0; break; }
+	done
+	if [ $fixed -eq 0 ] && try_patch "$WORK/ena" "$p" -R --dry-run; then
+		fixed=1
+	fi
+	if [ $fixed -eq 1 ]; then
+		die 5 "${PATCH_LIST[i]} does not apply because $SRC_DESC already has this fix (the patch reverse-applies): use a pristine source"
+	fi
+	die 6 "${PATCH_LIST[i]} does not apply to $SRC_DESC (${SRC_VERSION:-unknown version}) and does not reverse-apply either: unknown ENA source, not supported by patches/${ENA_SERIES:-$SERIES}"
+done
+echo "ena: applied $n patches from patches/${ENA_SERIES:-$SERIES}"
+
+rm -rf "$OUTDIR"
+mv "$WORK/ena" "$OUTDIR" || die 1 "cannot create $OUTDIR"
