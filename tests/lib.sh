@@ -202,3 +202,34 @@ qdisc_bottleneck() {
 nstat_get() {
 	ip netns exec "$1" nstat -asz "$2" 2>/dev/null | awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }'
 }
+
+# ---- the two-write request/response workload (tests/tools/tailrr) -------------
+
+# rr_setup [server args...]: topo_pair, a holding qdisc on the server's side,
+# and a tailrr server answering each request with a body then a trailer.
+RR_PORT=5201
+rr_setup() {
+	require_tool tailrr
+	topo_pair
+	qdisc_hold "$NS_SRV" veth0
+	local ready
+	ready=$(mktemp -u /tmp/tailrr-ready.XXXXXX)
+	ip netns exec "$NS_SRV" "$TOOLS_DIR/tailrr" server --bind "$SRV_ADDR" --port "$RR_PORT" \
+		--ready-file "$ready" "$@" >/dev/null 2>&1 &
+	on_exit "kill $! ; rm -f $ready"
+	wait_for 20 test -e "$ready" || fail "tailrr server did not start"
+}
+
+# rr_run OUT [client args...]: one client run; key=value results in OUT.
+rr_run() {
+	local out=$1
+	shift
+	ip netns exec "$NS_CLI" "$TOOLS_DIR/tailrr" client --server "$SRV_ADDR" --port "$RR_PORT" \
+		"$@" >"$out" || { log "tailrr client failed: $(tail -3 "$out")"; return 1; }
+}
+
+# kv FILE KEY: value of KEY in a key=value (or "key value") file.
+kv() { awk -v k="$2" -F '[= ]' '$1 == k { print $2; exit }' "$1"; }
+
+# tsq_stat KEY: a counter of /sys/kernel/tsq_probe/stats.
+tsq_stat() { kv /sys/kernel/tsq_probe/stats "$1"; }

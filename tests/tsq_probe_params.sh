@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Bad parameters are refused with one clear dmesg line and change nothing.
+. "$(dirname "$0")/lib.sh"
+require_root
+modinfo tsq_probe >/dev/null 2>&1 || skip "tsq_probe is not installed for $(uname -r)"
+modprobe -r tsq_probe 2>/dev/null
+P=/sys/module/tsq_probe/parameters
+
+# refused_load "why" "dmesg pattern" args...: modprobe fails, says why, and
+# leaves no module behind.
+refused_load() {
+	local pat=$1
+	shift
+	dmesg_mark
+	! modprobe tsq_probe "$@" 2>/dev/null &&
+	[ ! -e /sys/module/tsq_probe ] &&
+	dmesg | tail -n +"$((_dmesg_lines + 1))" | grep -q "tsq_probe: .*$pat"
+}
+check "fault_ppm without fault_inject=1 refused at load" \
+	refused_load "fault_ppm=5 needs fault_inject=1" fault_ppm=5
+check "fault_ppm out of range refused at load" \
+	refused_load "fault_ppm=2000000 refused" fault_inject=1 fault_ppm=2000000
+check "fault_ppm not a number refused at load" \
+	refused_load "fault_ppm=lots refused" fault_inject=1 fault_ppm=lots
+check "recover not a bool refused at load" \
+	refused_load "invalid for parameter .recover" recover=banana
+
+# refused_write FILE VALUE: the write fails and the value stays as it was.
+refused_write() {
+	local before
+	before=$(cat "$1")
+	! (echo "$2" >"$1") 2>/dev/null && [ "$(cat "$1")" = "$before" ]
+}
+modprobe tsq_probe || fail "modprobe tsq_probe"
+check "fault_ppm refused at run time without fault_inject" refused_write $P/fault_ppm 1000
+check "fault_inject is read-only at run time" refused_write $P/fault_inject 1
+check "recover=maybe refused" refused_write $P/recover maybe
+check "reset accepts only a true value" refused_write /sys/kernel/tsq_probe/reset 0
+modprobe -r tsq_probe
+
+modprobe tsq_probe fault_inject=1 || fail "modprobe tsq_probe fault_inject=1"
+check "fault_ppm above 1000000 refused" refused_write $P/fault_ppm 1000001
+check "negative fault_ppm refused" refused_write $P/fault_ppm -1
+accept() { echo 1000000 >$P/fault_ppm && [ "$(cat $P/fault_ppm)" = 1000000 ] && echo 0 >$P/fault_ppm; }
+check "fault_ppm=1000000 accepted with fault_inject=1" accept
+modprobe -r tsq_probe
+ksft_finish
