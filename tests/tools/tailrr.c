@@ -127,12 +127,12 @@ static int set_cc(int fd, const char *cc)
 static const struct opts *srv;
 static char *reply_buf;		/* max(body, trailer) bytes, read-only */
 static unsigned long srv_conns, srv_requests;
-static volatile sig_atomic_t srv_stop;
+static int srv_stop;		/* set by the SIGTERM/SIGINT handler */
 
 static void on_stop_signal(int sig)
 {
 	(void)sig;
-	srv_stop = 1;
+	__atomic_store_n(&srv_stop, 1, __ATOMIC_RELAXED);
 }
 
 /* Write all of len bytes with one write() call, more only if it comes short. */
@@ -266,7 +266,7 @@ static int run_server(const struct opts *o)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
 
-	while (!srv_stop) {
+	while (!__atomic_load_n(&srv_stop, __ATOMIC_RELAXED)) {
 		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
 		pthread_t th;
 		int fd, r;
@@ -636,7 +636,7 @@ static int run_client(const struct opts *o)
 
 /* ---- options ----------------------------------------------------------- */
 
-static void usage(void)
+static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: tailrr server --bind ADDR --port P [--body N] [--trailer M]\n"
@@ -697,13 +697,13 @@ int main(int argc, char **argv)
 	int server, c;
 
 	if (argc < 2)
-		usage();
+		print_usage();
 	if (!strcmp(argv[1], "server"))
 		server = 1;
 	else if (!strcmp(argv[1], "client"))
 		server = 0;
 	else
-		usage();
+		print_usage();
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
@@ -755,11 +755,11 @@ int main(int argc, char **argv)
 			o.stall_s = num_arg("stall-s", optarg, 0.1, 1e6);
 			break;
 		default:
-			usage();
+			print_usage();
 		}
 	}
 	if (optind != argc)
-		usage();
+		print_usage();
 	if (!o.addr || o.port < 0)
 		die(1, "--%s and --port are required", server ? "bind" : "server");
 	if (server)
