@@ -16,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
 mirror=${TAILFIX_MIRROR:-http://deb.debian.org/debian}
 
-base_pkgs="iproute2,ethtool,kmod,procps,python3,python3-scapy,iperf3,tcpdump,sockperf,ca-certificates,udev"
+base_pkgs="iproute2,iputils-ping,ethtool,kmod,procps,python3,python3-scapy,iperf3,tcpdump,sockperf,ca-certificates,udev"
 case $arch in
 amd64) kernel_pkgs="linux-image-cloud-amd64 linux-headers-cloud-amd64 linux-image-6.12-cloud-amd64 linux-headers-6.12-cloud-amd64" ;;
 arm64) kernel_pkgs="linux-image-cloud-arm64 linux-headers-cloud-arm64 linux-image-6.12-cloud-arm64 linux-headers-6.12-cloud-arm64" ;;

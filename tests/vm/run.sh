@@ -10,7 +10,8 @@
 #     the guest's final dmesg scan counts as one more failure;
 #   - a guest that does not power off within TAILFIX_VM_TIMEOUT seconds
 #     (default 1800) is killed and counts as a failure.
-# The disk is booted with -snapshot: the image is never modified.  Whatever
+# One guest at a time per machine (flock /tmp/tailfix-vm.lock): timing
+# tests need the cores.  The disk is booted with -snapshot: the image is never modified.  Whatever
 # the guest left in /results is unpacked into RESULTS_DIR.
 # Last line: "RESULT KVER ARCH pass fail skip".
 set -uo pipefail
@@ -19,7 +20,7 @@ arch=$1 img=$2 kver=$3 run=$4 resdir=${5:-}
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
 tmo=${TAILFIX_VM_TIMEOUT:-1800}
-work=$cache/$arch/stage
+work=${img%.img}.root
 kernel=$work/boot/vmlinuz-$kver
 initrd=$work/boot/initrd.img-$kver
 [ -f "$kernel" ] || { echo "run.sh: no kernel $kernel" >&2; echo "RESULT $kver $arch 0 1 0"; exit 1; }
@@ -46,7 +47,7 @@ qemu+=(-smp 2 -accel tcg,thread=multi -nographic -no-reboot -nic none
 
 echo "# booting $kver ($arch), run=$run; console log: $console"
 t0=$SECONDS
-timeout --kill-after=10 "$tmo" "${qemu[@]}" </dev/null 2>&1 | tr -d '\r' | tee "$console" |
+flock /tmp/tailfix-vm.lock timeout --kill-after=10 "$tmo" "${qemu[@]}" </dev/null 2>&1 | tr -d '\r' | tee "$console" |
 	grep --line-buffered -E '^(TAP version|[0-9]+\.\.[0-9]+|ok |not ok |# |TAILFIX-|[0-9]+ passed, )' |
 	grep --line-buffered -v '^TAILFIX-EXIT'
 qrc=${PIPESTATUS[0]}

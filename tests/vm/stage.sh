@@ -20,8 +20,10 @@ pkg=ena-tcp-tailfix-$version
 log() { echo "stage.sh: $*" >&2; }
 
 root=$("$here/image.sh" "$arch")
-work=$cache/$arch/stage
-img=$cache/$arch/guest.img
+# TAILFIX_STAGE_NAME lets several developers stage at once on one machine.
+name=${TAILFIX_STAGE_NAME:-guest}
+work=$cache/$arch/$name.root
+img=$cache/$arch/$name.img
 rm -rf "$work"
 cp -a --reflink=auto "$root" "$work"
 
