@@ -6,6 +6,7 @@
 #
 # Usage: prepare-source.sh [--probe] KVER OUTDIR
 #        prepare-source.sh --probe KVER
+#        prepare-source.sh --pristine KVER OUTDIR
 #
 #   KVER     kernel release the module is built for (e.g. 6.1.0-57-cloud-amd64)
 #   OUTDIR   directory to create; it receives the ENA *.c/*.h files, patched.
@@ -13,6 +14,7 @@
 #            when preparation fails.
 #   --probe  only tell (one line, exit 0/1) whether a source is available for
 #            KVER; nothing is extracted or decompressed.
+#   --pristine  extract without applying the patches (for checks and tests).
 #
 # Where the source comes from, first match wins:
 #   1. ENA_SRC=PATH: a kernel source tree, the ENA driver directory itself
@@ -61,10 +63,11 @@ usage()
 }
 
 probe=0
-if [ "${1:-}" = "--probe" ]; then
-	probe=1
-	shift
-fi
+pristine=0
+case ${1:-} in
+--probe) probe=1; shift ;;
+--pristine) pristine=1; shift ;;
+esac
 [ $# -ge 1 ] || usage
 KVER=$1
 OUTDIR=${2:-}
@@ -205,7 +208,9 @@ try_patch()
 	patch -d "$1" -p1 --fuzz=0 -f -s --no-backup-if-mismatch "${@:3}" <"$2" >/dev/null 2>&1
 }
 
-mapfile -t PATCH_LIST < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$PATCHES/series")
+PATCH_LIST=()
+[ $pristine -eq 1 ] ||
+	mapfile -t PATCH_LIST < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$PATCHES/series")
 n=${#PATCH_LIST[@]}
 for ((i = 0; i < n; i++)); do
 	p=$PATCHES/${PATCH_LIST[i]}
@@ -229,7 +234,11 @@ for ((i = 0; i < n; i++)); do
 	fi
 	die 6 "${PATCH_LIST[i]} does not apply to $SRC_DESC (${SRC_VERSION:-unknown version}) and does not reverse-apply either: unknown ENA source, not supported by patches/${ENA_SERIES:-$SERIES}"
 done
-echo "ena: applied $n patches from patches/${ENA_SERIES:-$SERIES}"
+if [ $pristine -eq 1 ]; then
+	echo "ena: pristine source, no patch applied"
+else
+	echo "ena: applied $n patches from patches/${ENA_SERIES:-$SERIES}"
+fi
 
 rm -rf "$OUTDIR"
 mv "$WORK/ena" "$OUTDIR" || die 1 "cannot create $OUTDIR"

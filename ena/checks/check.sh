@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check.sh DIR: run the semantic patches of this directory on the ENA driver
+# source in DIR (the *.c files of drivers/net/ethernet/amazon/ena).
+#
+#   tx_drop_doorbell.cocci  no drop path of a transmit function returns
+#                           without the doorbell decision
+#   napi_stats_order.cocci  no statistics update after napi_complete_done()
+#                           in a poll function
+#
+# The driver's *.c files are checked as one unit, so that a call from
+# ena_xdp.c to a statistics helper in ena_netdev.c is seen; findings are
+# reported as FILE:LINE of the original files.  Each check also lists the
+# functions it examined ("checked: fn()"); the check fails as unusable when
+# one of CHECK_EXPECT (default: ena_start_xmit ena_xdp_xmit_frame
+# ena_io_poll ena_xdp_io_poll) was not examined, so a parse failure cannot
+# pass for a clean source.
+#
+# Exit: 0 clean, 1 findings, 2 the checker could not do its job.
+
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+DIR=${1:?usage: check.sh ENA_SOURCE_DIR}
+EXPECT=${CHECK_EXPECT:-ena_start_xmit ena_xdp_xmit_frame ena_io_poll ena_xdp_io_poll}
+
+command -v spatch >/dev/null || { echo "check: spatch (coccinelle) not installed" >&2; exit 2; }
+[ -f "$DIR/ena_netdev.c" ] || { echo "check: no ena_netdev.c in $DIR" >&2; exit 2; }
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# One unit, and a map of where each file starts in it.
+line=1
+for f in "$DIR"/*.c; do
+	printf '%s %d\n' "$(basename "$f")" "$line" >>"$TMP/map"
+	cat "$f" >>"$TMP/ena_all.c"
+	line=$(($(wc -l <"$TMP/ena_all.c") + 1))
+done
+
+rc=0
+for c in tx_drop_doorbell napi_stats_order; do
+	if ! (cd "$TMP" && spatch --very-quiet --no-includes \
+		--sp-file "$HERE/$c.cocci" ena_all.c) >"$TMP/$c.out" 2>"$TMP/$c.err"; then
+		echo "check: spatch failed on $c.cocci:" >&2
+		sed 's/^/  /' "$TMP/$c.err" >&2
+		exit 2
+	fi
+	for fn in $EXPECT; do
+		grep -qx "checked: $fn()" "$TMP/$c.out" && continue
+		# A function only one of the checks is about is not expected
+		# by the other one.
+		case $c:$fn in
+		tx_drop_doorbell:*_poll | napi_stats_order:*xmit*) continue ;;
+		esac
+		echo "check: $c.cocci did not examine $fn() in $DIR" >&2
+		exit 2
+	done
+	sed -n 's/^checked: /# '"$c"' checked: /p' "$TMP/$c.out" | sort -u
+	# ena_all.c:LINE: ... -> FILE:LINE: ...
+	awk -v c="$c" 'NR == FNR { name[NR] = $1; start[NR] = $2; n = NR; next }
+		/^ena_all\.c:[0-9]+:/ {
+			split($0, a, ":"); l = a[2] + 0
+			for (i = n; i > 1 && start[i] > l; i--)
+				;
+			sub(/^ena_all\.c:[0-9]+:/, "")
+			gsub(/ at line [0-9]+/, "")
+			printf "%s:%d:%s [%s]\n", name[i], l - start[i] + 1, $0, c
+		}' "$TMP/map" "$TMP/$c.out" | sort -u | sort -t: -k1,1 -k2,2n >"$TMP/$c.found"
+	if [ -s "$TMP/$c.found" ]; then
+		cat "$TMP/$c.found"
+		rc=1
+	fi
+done
+exit $rc
