@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helper of dctcp_fixed_alpha.sh.  Two roles:
+#   sink PORT CC                  accept one connection, read until EOF
+#   send HOST PORT CC SECONDS OUT stream to the sink and sample the sending
+#                                 socket's TCP_INFO and TCP_CC_INFO, writing
+#                                 "t_ms ca_state cwnd ssthresh alpha" lines
+# then analyse OUT SHARE WARMUP_FRAC TOL: print alpha statistics and check
+# the reductions, exit 0/1.
+
+import socket
+import statistics
+import struct
+import sys
+import threading
+import time
+
+TCP_INFO = 11
+TCP_CC_INFO = 26
+TCP_CA_OPEN, TCP_CA_CWR = 0, 1
+
+
+def setcc(s, cc):
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+
+
+def sink(port, cc):
+    ls = socket.socket()
+    setcc(ls, cc)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(('0.0.0.0', int(port)))
+    ls.listen(1)
+    print('ready', flush=True)
+    c, _ = ls.accept()
+    try:
+        while c.recv(1 << 16):
+            pass
+    except OSError:
+        pass
+
+
+def send(host, port, cc, seconds, out):
+    s = socket.socket()
+    setcc(s, cc)
+    s.connect((host, int(port)))
+    stop = time.monotonic() + float(seconds)
+    buf = b'x' * (1 << 16)
+
+    def pump():
+        try:
+            while time.monotonic() < stop:
+                s.sendall(buf)
+        except OSError:
+            pass
+
+    th = threading.Thread(target=pump)
+    th.start()
+    t0 = time.monotonic()
+    rows = []
+    while th.is_alive():
+        ti = s.getsockopt(socket.IPPROTO_TCP, TCP_INFO, 104)
+        ci = s.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 20)
+        ca_state = ti[1]
+        ssthresh, cwnd = struct.unpack_from('II', ti, 76)
+        enabled, ce, alpha = struct.unpack_from('HHI', ci, 0) if len(ci) >= 8 \
+            else (0, 0, 0)
+        rows.append('%.3f %d %d %d %d %d' % ((time.monotonic() - t0) * 1e3,
+                                             ca_state, cwnd, ssthresh, alpha,
+                                             enabled))
+        time.sleep(0.0002)
+    th.join()
+    s.close()
+    with open(out, 'w') as f:
+        f.write('\n'.join(rows) + '\n')
+
+
+def analyse(out, share, warm, tol, floor):
+    share, warm, tol, floor = float(share), float(warm), float(tol), int(floor)
+    rows = [tuple(float(x) for x in ln.split()) for ln in open(out)
+            if ln.strip()]
+    if len(rows) < 100:
+        print('# only %d samples' % len(rows))
+        return 1
+    if not all(r[5] == 1 for r in rows):
+        print('# TCP_CC_INFO did not report dctcp_enabled on every sample')
+        return 1
+    tail = [r for r in rows if r[0] >= warm * rows[-1][0]]
+    alphas = [r[4] / 1024.0 for r in tail]
+    mean = statistics.mean(alphas)
+    print('# %d samples over %.1f s; alpha over the last %d%%: mean %.4f '
+          'median %.4f min %.4f max %.4f; marked share %.4f' %
+          (len(rows), rows[-1][0] / 1e3, round(100 * (1 - warm)), mean,
+           statistics.median(alphas), min(alphas), max(alphas), share))
+    ok = abs(mean - share) <= tol * share
+    if not ok:
+        print('# alpha mean %.4f is not within %.0f%% of the marked share %.4f'
+              % (mean, tol * 100, share))
+    # reductions: Open -> CWR between two samples; the new ssthresh must be
+    # cwnd * (1 - alpha / 2) for the cwnd just before, with alpha from just
+    # before or just after (the same ACK may update alpha first)
+    ev = good = 0
+    ratios = []
+    for a, b in zip(rows, rows[1:]):
+        if not (a[1] == TCP_CA_OPEN and b[1] == TCP_CA_CWR):
+            continue
+        cwnd, ss = a[2], b[3]
+        if cwnd < 8:
+            continue
+        ev += 1
+        exp = [max(floor, cwnd - cwnd * al / 2048.0) for al in (a[4], b[4])]
+        slack = max(1.0, 0.05 * cwnd)
+        if any(abs(ss - e) <= slack + 1 for e in exp):
+            good += 1
+        ratios.append(ss / cwnd)
+    exp_ratio = 1 - mean / 2
+    print('# reductions seen: %d (cwnd >= 8), matching cwnd*(1-alpha/2): %d; '
+          'mean ssthresh/cwnd %.3f, expected about %.3f (Reno would be 0.5)'
+          % (ev, good, statistics.mean(ratios) if ratios else 0, exp_ratio))
+    print('RESULT alpha_mean=%.4f share=%.4f reductions=%d matching=%d' %
+          (mean, share, ev, good))
+    if ev < 5:
+        print('# too few reductions observed to judge them')
+        ok = False
+    elif good < 0.8 * ev:
+        print('# fewer than 80% of the reductions match cwnd*(1-alpha/2)')
+        ok = False
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    role = sys.argv[1]
+    if role == 'sink':
+        sink(*sys.argv[2:4])
+    elif role == 'send':
+        send(*sys.argv[2:7])
+    elif role == 'analyse':
+        sys.exit(analyse(*sys.argv[2:7]))
