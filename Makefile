@@ -13,6 +13,14 @@
 #
 # KVER defaults to the running kernel when its headers are installed, else
 # to every kernel under /lib/modules that has headers.
+#
+#   make ARCH=arm64      cross-build every module for the arm64 cloud kernels
+#                        of the matrix (6.1, 6.12) into out/KVER/, with
+#                        CROSS_COMPILE=aarch64-linux-gnu- (gcc-aarch64-linux-gnu)
+#                        against their Debian headers unpacked under
+#                        $(CACHE)/arm64/headers (fetched by scripts/deps.sh
+#                        arm64-headers on first use).  On an arm64 host ARCH=arm64
+#                        is a native build and changes nothing.
 
 PACKAGE := ena-tcp-tailfix
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' $(CURDIR)/dkms.conf)
@@ -21,6 +29,18 @@ CACHE ?= /var/cache/$(PACKAGE)
 PREFIX ?= /usr/local
 
 RUNNING := $(shell uname -r)
+# Cross build for arm64: headers from the cache, one KDIR per kernel.
+ifeq ($(ARCH)-$(filter aarch64 arm64,$(shell uname -m)),arm64-)
+CROSS_COMPILE ?= aarch64-linux-gnu-
+XHEADERS := $(CACHE)/arm64/headers/usr/src
+ifeq ($(origin KVER),undefined)
+KVER := $(patsubst $(XHEADERS)/linux-headers-%/.tailfix-ready,%,$(wildcard $(XHEADERS)/linux-headers-*-arm64/.tailfix-ready))
+KVER_WHY := the arm64 kernels with headers under $(XHEADERS)
+endif
+BUILD_FLAGS += ARCH=arm64 CROSS_COMPILE=$(CROSS_COMPILE)
+BUILD_KDIR = KDIR=$(XHEADERS)/linux-headers-$(1)
+XFETCH := scripts/deps.sh arm64-headers
+endif
 ifeq ($(origin KVER),undefined)
 ifneq ($(wildcard /lib/modules/$(RUNNING)/build),)
 KVER := $(RUNNING)
@@ -30,16 +50,19 @@ KVER := $(patsubst /lib/modules/%/build,%,$(wildcard /lib/modules/*/build))
 KVER_WHY := every kernel with headers (the running $(RUNNING) has none)
 endif
 else
-KVER_WHY := as given
+KVER_WHY ?= as given
 endif
 
 all: modules
 
 modules:
-	@[ -n "$(strip $(KVER))" ] || { echo "no kernel headers found: install linux-headers-\$$(uname -r)"; exit 1; }
-	@echo "building $(PACKAGE) $(VERSION) for: $(KVER) ($(KVER_WHY))"
+ifneq ($(XFETCH),)
+	@[ -n "$(strip $(KVER))" ] || { $(XFETCH) && $(MAKE) --no-print-directory modules; }
+endif
+	@[ -n "$(strip $(KVER))" ] || [ -n "$(XFETCH)" ] || { echo "no kernel headers found: install linux-headers-\$$(uname -r)"; exit 1; }
+	@[ -z "$(strip $(KVER))" ] || echo "building $(PACKAGE) $(VERSION) for: $(KVER) ($(KVER_WHY))"
 	@set -e; for k in $(KVER); do \
-		scripts/build-modules.sh "$$k" "$(CURDIR)/out/$$k" $(BUILD_FLAGS); \
+		$(call BUILD_KDIR,$$k) scripts/build-modules.sh "$$k" "$(CURDIR)/out/$$k" $(BUILD_FLAGS); \
 	done
 
 # Called by DKMS (dkms.conf MAKE[0]) inside its own copy of the source.

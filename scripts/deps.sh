@@ -1,25 +1,86 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# deps.sh [build|check|arm64]: install with apt what that job needs.
-# Already-installed packages are not fetched again.
+# deps.sh [build|check|full|arm64-headers]: install with apt what that job
+# needs.  Already-installed packages are not fetched again.
+#   arm64-headers: also the arm64 cloud kernel headers of the matrix (6.1 and
+#   6.12, ABI from Debian's meta packages), unpacked under
+#   $TAILFIX_CACHE/arm64/headers with their kbuild helpers pointed at the
+#   host's own linux-kbuild, for `make ARCH=arm64` (see the Makefile).
 set -e
 build="build-essential make gcc dkms kmod patch xz-utils linux-headers-cloud-amd64
 linux-headers-6.12-cloud-amd64 linux-source-6.1 linux-source-6.12 coccinelle sparse"
 check="$build qemu-system-x86 debootstrap e2fsprogs spin rsync iproute2 gnuplot-nox
 ca-certificates"
-arm64="qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
+# The arm64 guest (6.1 in quick mode) is part of `make check`: a qemu-user
+# chroot builds its image and runs its DKMS install, qemu-system boots it.
+arm64="qemu-system-arm qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
+cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
 case ${1:-check} in
 build) want=$build ;;
-check) want=$check ;;
+check) want="$check $arm64" ;;
 full) want="$check $arm64" ;;
-*) echo "deps.sh: build|check|full" >&2; exit 2 ;;
+arm64-headers) want="$build $arm64" ;;
+*) echo "deps.sh: build|check|full|arm64-headers" >&2; exit 2 ;;
 esac
-missing=()
-for p in $want; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-echo "deps.sh: installing ${missing[*]}"
-[ "$(id -u)" -eq 0 ] || { echo "deps.sh: run as root (or: sudo apt-get install ${missing[*]})" >&2; exit 1; }
-apt-get update -q >/dev/null
-DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+
+# apt_install PKG...: install what is missing.
+apt_install() {
+	local p missing=()
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	echo "deps.sh: installing ${missing[*]}"
+	[ "$(id -u)" -eq 0 ] || { echo "deps.sh: run as root (or: sudo apt-get install ${missing[*]})" >&2; exit 1; }
+	apt-get update -q >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# dep_of PKG [REGEX]: the first package PKG depends on (matching REGEX), as
+# a plain name ("<name:arm64>" is how apt shows an arch:all dependency).
+dep_of() {
+	apt-cache depends --no-recommends --no-suggests "$1" 2>/dev/null |
+		awk -v re="${2:-.}" '$1 == "Depends:" { gsub(/[<>]/, "", $2); sub(/:.*$/, "", $2)
+			if ($2 ~ re) { print $2; exit } }'
+}
+
+# The arm64 headers of every kernel of the matrix, unpacked (not installed:
+# the host stays amd64) and made usable for a cross build.
+arm64_headers() {
+	local dir=$cache/arm64/headers debs=$cache/arm64/debs meta hdr common kbuild k
+	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		[ "$(id -u)" -eq 0 ] || { echo "deps.sh: run as root: dpkg --add-architecture arm64" >&2; exit 1; }
+		dpkg --add-architecture arm64
+		apt-get update -q >/dev/null
+	fi
+	apt-cache show linux-headers-cloud-arm64:arm64 >/dev/null 2>&1 || apt-get update -q >/dev/null
+	mkdir -p "$dir" "$debs"
+	for meta in linux-headers-cloud-arm64 linux-headers-6.12-cloud-arm64; do
+		hdr=$(dep_of "$meta:arm64")
+		[ -n "$hdr" ] || { echo "deps.sh: apt knows no $meta:arm64" >&2; exit 1; }
+		k=${hdr#linux-headers-}
+		[ -f "$dir/usr/src/$hdr/.tailfix-ready" ] && continue
+		common=$(dep_of "$hdr:arm64" '-common')
+		kbuild=$(dep_of "$hdr:arm64" '^linux-kbuild')
+		echo "deps.sh: arm64 headers $k ($common, host $kbuild)"
+		# The helpers (fixdep, modpost, ...) must run here: the host's
+		# own build of the same linux-kbuild version.
+		apt_install "$kbuild"
+		(cd "$debs" && rm -f "$hdr"_*.deb "$common"_*.deb &&
+			apt-get download -q -o APT::Sandbox::User=root "$hdr:arm64" "$common" >/dev/null)
+		dpkg -x "$debs/$hdr"_*_arm64.deb "$dir"
+		dpkg -x "$debs/$common"_*_all.deb "$dir"
+		# Absolute paths of the installed package, moved into the cache.
+		sed -i "s,^include /usr/src/,include $dir/usr/src/," "$dir/usr/src/$hdr/Makefile"
+		for k in "$hdr" "$common"; do
+			ln -sfn "/usr/lib/$kbuild/scripts" "$dir/usr/src/$k/scripts"
+			ln -sfn "/usr/lib/$kbuild/tools" "$dir/usr/src/$k/tools"
+		done
+		rm -f "$debs/$hdr"_*.deb "$debs/$common"_*.deb
+		touch "$dir/usr/src/$hdr/.tailfix-ready"
+	done
+}
+
+apt_install $want
+[ "${1:-}" = arm64-headers ] && arm64_headers
+exit 0

@@ -5,7 +5,10 @@
 #     (extracted once into the cache) on all our .c/.h files and patches;
 #   - a W=1 build of every module for each KVER (default: all kernels with
 #     headers), any compiler warning fails;
-#   - sparse (C=2) on our modules when sparse is installed.
+#   - sparse (C=2) on our modules when sparse is installed;
+#   - the same W=1 (+ sparse) cross build for every arm64 kernel whose headers
+#     are unpacked in the cache (scripts/deps.sh arm64-headers, make ARCH=arm64),
+#     unless KVERs are given on the command line.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
@@ -32,16 +35,31 @@ for f in $files; do
 done
 echo "checkpatch --strict: $(echo $files | wc -w) files, $([ $rc -eq 0 ] && echo clean || echo 'problems above')"
 
-for k in $kvers; do
+# Cross builds: "KVER:KDIR" entries, built with ARCH=arm64.
+xheaders=$cache/arm64/headers/usr/src
+xkvers=
+if [ $# -eq 0 ] && [ "$(uname -m)" != aarch64 ] && command -v aarch64-linux-gnu-gcc >/dev/null; then
+	for d in "$xheaders"/linux-headers-*-arm64/.tailfix-ready; do
+		[ -f "$d" ] || continue
+		d=${d%/.tailfix-ready}
+		xkvers="$xkvers ${d#"$xheaders"/linux-headers-}:$d"
+	done
+fi
+
+for k in $kvers $xkvers; do
 	log=$(mktemp)
 	extra=()
 	command -v sparse >/dev/null && extra=(C=2)
-	if ! scripts/build-modules.sh "$k" "$top/out/lint-$k" W=1 "${extra[@]}" >"$log" 2>&1; then
+	kdir=/lib/modules/$k/build
+	case $k in
+	*:*) kdir=${k#*:} k=${k%%:*} extra+=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-) ;;
+	esac
+	if ! KDIR=$kdir scripts/build-modules.sh "$k" "$top/out/lint-$k" W=1 "${extra[@]}" >"$log" 2>&1; then
 		cat "$log"; echo "W=1 build failed for $k"; rc=1
 	elif grep -E 'warning:|error:' "$log" | grep -v "ena/build-"; then
 		echo "W=1/sparse warnings for $k"; rc=1
 	else
-		echo "W=1${extra:+ + sparse} build clean for $k"
+		echo "W=1$([ -z "$(command -v sparse)" ] || echo ' + sparse') build clean for $k"
 	fi
 	rm -f "$log"
 done
