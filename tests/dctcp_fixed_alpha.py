@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Helper of dctcp_fixed_alpha.sh.  Two roles:
-#   sink PORT CC                  accept one connection, read until EOF
+#   sink PORT CC READY            accept one connection, read until EOF
+#                                 (creates file READY once listening)
 #   send HOST PORT CC SECONDS OUT stream to the sink and sample the sending
 #                                 socket's TCP_INFO and TCP_CC_INFO, writing
 #                                 "t_ms ca_state cwnd ssthresh alpha" lines
@@ -25,13 +26,13 @@ def setcc(s, cc):
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
 
 
-def sink(port, cc):
+def sink(port, cc, ready):
     ls = socket.socket()
     setcc(ls, cc)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(('0.0.0.0', int(port)))
     ls.listen(1)
-    print('ready', flush=True)
+    open(ready, 'w').close()
     c, _ = ls.accept()
     try:
         while c.recv(1 << 16):
@@ -131,7 +132,7 @@ def analyse(out, share, warm, tol, floor):
 if __name__ == '__main__':
     role = sys.argv[1]
     if role == 'sink':
-        sink(*sys.argv[2:4])
+        sink(*sys.argv[2:5])
     elif role == 'send':
         send(*sys.argv[2:7])
     elif role == 'analyse':

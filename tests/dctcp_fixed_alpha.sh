@@ -34,11 +34,11 @@ for pct in 5 20; do
 		skip "netem with ecn marking not available"
 	log "share ${pct}%: netem delay 2ms loss ${pct}% ecn on the sender's link, ${SECS} s flow"
 	r0=$(cat "$PARAMS/stat_ecn_reductions")
-	coproc SINK { ip netns exec "$NS_SRV" python3 "$HELPER" sink "$port" dctcp_fixed; }
-	read -r -t 30 ready <&"${SINK[0]}"
-	[ "$ready" = ready ] || fail "sink did not start"
+	ip netns exec "$NS_SRV" python3 "$HELPER" sink "$port" dctcp_fixed "$tmp/ready-$port" &
+	sink=$!
+	wait_for 30 test -e "$tmp/ready-$port" || fail "sink did not start"
 	ip netns exec "$NS_CLI" python3 "$HELPER" send "$SRV_ADDR" "$port" dctcp_fixed "$SECS" "$tmp/s$pct"
-	wait "$SINK_PID" 2>/dev/null
+	wait "$sink"
 	r1=$(cat "$PARAMS/stat_ecn_reductions")
 	out=$(python3 "$HELPER" analyse "$tmp/s$pct" "0.$(printf '%02d' "$pct")" 0.4 "$TOL" 2)
 	rc=$?

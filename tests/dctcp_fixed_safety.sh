@@ -70,40 +70,63 @@ log "module version $(cat /sys/module/$MOD/version 2>/dev/null)"
 topo_pair
 ip netns exec "$NS_SRV" sysctl -qw net.ipv4.tcp_ecn=1
 
-# A server and a client with dctcp_fixed per socket; the connection stays open
-# until the client's stdin closes.
+# A server and a client, congestion control per socket (or the namespace
+# default when CC is ""); the connection stays open until $tmp/release-PORT
+# exists.  Progress is reported through files, waited for with deadlines.
+tmp=$(mktemp -d)
+on_exit rm -rf "$tmp"
 CONN='
-import socket, sys
-cc = sys.argv[1].encode()
-if sys.argv[2] == "server":
-    l = socket.socket(); l.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc)
+import os, socket, sys, time
+cc, role, port = sys.argv[1].encode(), sys.argv[2], int(sys.argv[3])
+tmp = sys.argv[4]
+def note(name, text):
+    with open(os.path.join(tmp, name + ".tmp"), "w") as f:
+        f.write(text + "\n")
+    os.rename(os.path.join(tmp, name + ".tmp"), os.path.join(tmp, name))
+if role == "server":
+    l = socket.socket()
+    if cc: l.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc)
     l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    l.bind(("0.0.0.0", int(sys.argv[3]))); l.listen(4)
-    print("ready", flush=True)
+    l.bind(("0.0.0.0", port)); l.listen(4)
+    note("ready-%d" % port, "ready")
     c, _ = l.accept()
     while c.recv(65536): pass
 else:
     c = socket.socket()
     if cc: c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc)
-    c.connect((sys.argv[3], int(sys.argv[4])))
-    print(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 32).rstrip(b"\0").decode(), flush=True)
+    c.connect((sys.argv[5], port))
     c.sendall(b"x" * 200000)
-    sys.stdin.read()
+    note("cc-%d" % port, c.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 32).rstrip(b"\0").decode())
+    deadline = time.monotonic() + 120
+    while not os.path.exists(os.path.join(tmp, "release-%d" % port)) and time.monotonic() < deadline:
+        time.sleep(0.05)
 '
-coproc SRV { ip netns exec "$NS_SRV" python3 -c "$CONN" dctcp_fixed server 5401; }
-read -r -t 30 l <&"${SRV[0]}"
-[ "$l" = ready ] || fail "server did not start"
-coproc CLI { ip netns exec "$NS_CLI" python3 -c "$CONN" dctcp_fixed client "$SRV_ADDR" 5401; }
-read -r -t 30 got <&"${CLI[0]}"
+# conn_open SRV_CC CLI_CC PORT: start both ends, wait until connected; sets got
+conn_open() {
+	ip netns exec "$NS_SRV" python3 -c "$CONN" "$1" server "$3" "$tmp" &
+	srv_pid=$!
+	wait_for 30 test -e "$tmp/ready-$3" || fail "server on port $3 did not start"
+	ip netns exec "$NS_CLI" python3 -c "$CONN" "$2" client "$3" "$tmp" "$SRV_ADDR" &
+	cli_pid=$!
+	wait_for 30 test -e "$tmp/cc-$3" || fail "client on port $3 did not connect"
+	got=$(cat "$tmp/cc-$3")
+}
+conn_close() {
+	touch "$tmp/release-$1"
+	wait "$cli_pid" "$srv_pid"
+}
+unload() { wait_for 30 sh -c "rmmod $MOD 2>/dev/null"; }
+in_use() { ! rmmod "$MOD" 2>/dev/null; }
+
+conn_open dctcp_fixed dctcp_fixed 5401
 check "TCP_CONGESTION dctcp_fixed per socket" test "$got" = dctcp_fixed
 ssout=$(ip netns exec "$NS_CLI" ss -tni dst "$SRV_ADDR")
 printf '%s\n' "$ssout" | sed 's/^/#   /'
 check "ss -ti shows dctcp_fixed and its dctcp fields" sh -c \
 	"printf '%s' \"\$0\" | grep -q dctcp_fixed && printf '%s' \"\$0\" | grep -q 'dctcp:(ce_state'" "$ssout"
-check "rmmod refused while a socket uses dctcp_fixed" sh -c "! rmmod $MOD 2>/dev/null"
-eval "exec ${CLI[1]}>&-"
-wait "$CLI_PID" "$SRV_PID" 2>/dev/null
-check "rmmod allowed after the sockets closed" wait_for 30 rmmod "$MOD"
+check "rmmod refused while a socket uses dctcp_fixed" in_use
+conn_close 5401
+check "rmmod allowed after the sockets closed" unload
 
 # namespace default
 modprobe "$MOD"
@@ -115,31 +138,23 @@ case " $allowed " in
 esac
 check "namespace default via net.ipv4.tcp_congestion_control" \
 	ip netns exec "$NS_CLI" sysctl -qw net.ipv4.tcp_congestion_control=dctcp_fixed
-coproc SRV { ip netns exec "$NS_SRV" python3 -c "$CONN" dctcp_fixed server 5402; }
-read -r -t 30 l <&"${SRV[0]}"
-coproc CLI { ip netns exec "$NS_CLI" python3 -c "$CONN" "" client "$SRV_ADDR" 5402; }
-read -r -t 30 got <&"${CLI[0]}"
+conn_open dctcp_fixed "" 5402
 check "a socket of that namespace gets dctcp_fixed by default" test "$got" = dctcp_fixed
-eval "exec ${CLI[1]}>&-"
-wait "$CLI_PID" "$SRV_PID" 2>/dev/null
-check "rmmod refused while a namespace default uses it" sh -c "! rmmod $MOD 2>/dev/null"
+conn_close 5402
+check "rmmod refused while a namespace default uses it" in_use
 ip netns exec "$NS_CLI" sysctl -qw net.ipv4.tcp_congestion_control=cubic
-check "rmmod allowed after the default changed" wait_for 30 rmmod "$MOD"
+check "rmmod allowed after the default changed" unload
 modprobe "$MOD"
 
 # ECN fallback: a cubic server with ECN off does not negotiate ECN
 ip netns exec "$NS_SRV" sysctl -qw net.ipv4.tcp_ecn=0
 f0=$(cat "$PARAMS/stat_ecn_fallbacks")
-coproc SRV { ip netns exec "$NS_SRV" python3 -c "$CONN" cubic server 5403; }
-read -r -t 30 l <&"${SRV[0]}"
-coproc CLI { ip netns exec "$NS_CLI" python3 -c "$CONN" dctcp_fixed client "$SRV_ADDR" 5403; }
-read -r -t 30 got <&"${CLI[0]}"
+conn_open cubic dctcp_fixed 5403
 ssout=$(ip netns exec "$NS_CLI" ss -tni dst "$SRV_ADDR")
 printf '%s\n' "$ssout" | sed 's/^/#   /'
 check "peer without ECN: Reno fallback shown by ss" sh -c "printf '%s' \"\$0\" | grep -q 'dctcp_fixed-reno'" "$ssout"
 check "peer without ECN: fallback counted" test "$(cat "$PARAMS/stat_ecn_fallbacks")" -gt "$f0"
-eval "exec ${CLI[1]}>&-"
-wait "$CLI_PID" "$SRV_PID" 2>/dev/null
+conn_close 5403
 ip netns exec "$NS_SRV" sysctl -qw net.ipv4.tcp_ecn=1
 
 # ---- unload while other flows run ---------------------------------------------------
@@ -148,32 +163,28 @@ if command -v iperf3 >/dev/null; then
 	ip netns exec "$NS_SRV" iperf3 -s -D -p 5410 -1 >/dev/null 2>&1
 	wait_for 10 sh -c "ip netns exec $NS_SRV ss -Hltn sport = :5410 | grep -q ." ||
 		fail "iperf3 server did not start"
-	ip netns exec "$NS_CLI" iperf3 -c "$SRV_ADDR" -p 5410 -t 8 -P 2 -C cubic >"$(mktemp)" 2>&1 &
+	ip netns exec "$NS_CLI" iperf3 -c "$SRV_ADDR" -p 5410 -t 8 -P 2 -C cubic >"$tmp/iperf3.txt" 2>&1 &
 	ipf=$!
 	wait_for 10 sh -c "ip netns exec $NS_CLI ss -Htn dst $SRV_ADDR | grep -q ESTAB"
 	for i in 1 2 3 4 5; do
 		rmmod "$MOD" 2>/dev/null
 		modprobe "$MOD" || bad_load=1
-		port=$((5420 + i))
-		coproc SRV { ip netns exec "$NS_SRV" python3 -c "$CONN" dctcp_fixed server "$port"; }
-		read -r -t 30 l <&"${SRV[0]}"
-		coproc CLI { ip netns exec "$NS_CLI" python3 -c "$CONN" dctcp_fixed client "$SRV_ADDR" "$port"; }
-		read -r -t 30 got <&"${CLI[0]}"
+		conn_open dctcp_fixed dctcp_fixed $((5420 + i))
 		[ "$got" = dctcp_fixed ] || bad_load=1
-		eval "exec ${CLI[1]}>&-"
-		wait "$CLI_PID" "$SRV_PID" 2>/dev/null
-		wait_for 30 rmmod "$MOD" || bad_load=1
+		conn_close $((5420 + i))
+		unload || bad_load=1
 	done
 	wait "$ipf"
-	check "cubic flows survive 5 load/use/unload cycles" test $? -eq 0 -a "$bad_load" -eq 0
+	rc=$?
+	tail -4 "$tmp/iperf3.txt" | sed 's/^/#   /'
+	check "cubic flows survive 5 load/use/unload cycles" test "$rc" -eq 0 -a "$bad_load" -eq 0
 else
 	check_skip "load/unload while other flows run" "iperf3 not installed"
 fi
 modprobe "$MOD"
 
 # ---- load-time validation -------------------------------------------------------------
-rmmod "$MOD" 2>/dev/null
-wait_for 30 sh -c "! grep -q '^$MOD ' /proc/modules"
+unload
 check "modprobe with shift_g=11 fails" sh -c "! modprobe $MOD shift_g=11 2>/dev/null"
 check "and dmesg says why in one line" sh -c \
 	"dmesg | grep -q \"$MOD: parameter shift_g must be an integer in 0..10, got '11'\""
