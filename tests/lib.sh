@@ -56,9 +56,13 @@ ksft_finish() {
 }
 
 # Compare two numbers with awk (floating point allowed): cmp_num A op B
-cmp_num() { awk -v a="$1" -v b="$3" -v op="$2" 'BEGIN {
-	r = (op == "<") ? a < b : (op == "<=") ? a <= b : (op == ">") ? a > b :
-	    (op == ">=") ? a >= b : (op == "==") ? a == b : 0; exit !r }'; }
+cmp_num() {
+	awk -v a="$1" -v op="$2" -v b="$3" 'BEGIN {
+		if (op == "<") r = a < b; else if (op == "<=") r = a <= b
+		else if (op == ">") r = a > b; else if (op == ">=") r = a >= b
+		else if (op == "==") r = a == b; else r = 0
+		exit !r }'
+}
 
 on_exit() { _cleanup_cmds+=("$*"); }
 _run_cleanup() {
@@ -180,6 +184,31 @@ topo_router() {
 	done
 }
 
+# topo_nic_pair: like topo_pair, but over two real NICs joined outside the
+# kernel under test when the guest has them (run.sh gives the guest two
+# virtio-net NICs on one QEMU hub, listed in TAILFIX_NIC_PAIR).  A real NIC
+# keeps each skb until its TX completion, the way ENA does, which is what
+# makes tcp_push() autocork; veth frees it at once.  Falls back to veth.
+# Sets TOPO_KIND to "nic" or "veth" and SRV_DEV/CLI_DEV.
+topo_nic_pair() {
+	set -- ${TAILFIX_NIC_PAIR:-}
+	if [ $# -ne 2 ] || [ ! -e "/sys/class/net/$1" ] || [ ! -e "/sys/class/net/$2" ]; then
+		topo_pair
+		TOPO_KIND=veth SRV_DEV=veth0 CLI_DEV=veth0
+		return
+	fi
+	new_ns NS_CLI
+	new_ns NS_SRV
+	ip link set "$1" netns "$NS_SRV" && ip link set "$2" netns "$NS_CLI" || fail "moving NICs"
+	ip -n "$NS_SRV" addr add "$SRV_ADDR/24" dev "$1"
+	ip -n "$NS_CLI" addr add "$CLI_ADDR/24" dev "$2"
+	ip -n "$NS_SRV" link set "$1" up
+	ip -n "$NS_CLI" link set "$2" up
+	TOPO_KIND=nic SRV_DEV=$1 CLI_DEV=$2
+	wait_for 20 ip netns exec "$NS_CLI" ping -c1 -W1 "$SRV_ADDR" >/dev/null ||
+		fail "no connectivity over NICs $1/$2"
+}
+
 # qdisc_hold NS DEV: a token bucket that holds packets the way a NIC ring does
 # before TX completion, so TSQ and autocork see bytes "below TCP".
 qdisc_hold() {
@@ -210,8 +239,9 @@ nstat_get() {
 RR_PORT=5201
 rr_setup() {
 	require_tool tailrr
-	topo_pair
-	qdisc_hold "$NS_SRV" veth0
+	topo_nic_pair
+	qdisc_hold "$NS_SRV" "$SRV_DEV"
+	log "topology: $TOPO_KIND ($SRV_DEV)"
 	local ready
 	ready=$(mktemp -u /tmp/tailrr-ready.XXXXXX)
 	ip netns exec "$NS_SRV" "$TOOLS_DIR/tailrr" server --bind "$SRV_ADDR" --port "$RR_PORT" \

@@ -37,7 +37,7 @@ check "autocork <= kernel's count" cmp_num "$ours" "<=" "$kern"
 check "autocork >= 80% of kernel's count" cmp_num "$ours" ">=" "$((kern * 8 / 10))"
 check "cork-hold samples taken" cmp_num "$(kv "$res/two.stats" cork_samples)" ">" 0
 check "TX-completion samples taken" cmp_num "$(kv "$res/two.stats" txc_samples)" ">" 0
-check "per-device histogram for veth0" grep -q '^hist txc_ns veth0 ' "$res/two.hist"
+check "per-device histogram for $SRV_DEV" grep -q "^hist txc_ns $SRV_DEV " "$res/two.hist"
 check "no lost wake-up without a fault" cmp_num "$(kv "$res/two.stats" lost_wakeups)" "==" 0
 check "no recovery without a fault" cmp_num "$(kv "$res/two.stats" recoveries)" "==" 0
 check "no fault injected" cmp_num "$(kv "$res/two.stats" faults_injected)" "==" 0

@@ -22,6 +22,10 @@ mount -t tmpfs tmpfs /dev/shm
 mkdir -p /run/netns /var/run
 hostname tailfix-guest
 ip link set lo up
+# The two NICs run.sh joined on a hub (see topo_nic_pair in tests/lib.sh).
+modprobe virtio_net 2>/dev/null
+for i in $(seq 50); do [ -e /sys/class/net/eth1 ] && break; sleep 0.1; done
+[ -e /sys/class/net/eth1 ] && export TAILFIX_NIC_PAIR="eth0 eth1"
 
 poweroff_now() {
 	sync

@@ -40,7 +40,11 @@ arm64)
 	qemu=(qemu-system-aarch64 -M virt -cpu max -m 3072)
 	append="console=ttyAMA0 $append" ;;
 esac
+# Two NICs on one QEMU hub: tests move them into namespaces as a real link
+# whose TX completions come from outside the guest kernel (topo_nic_pair).
 qemu+=(-smp 2 -accel tcg,thread=multi -nographic -no-reboot -nic none
+       -netdev hubport,id=n0,hubid=0 -device virtio-net-pci,netdev=n0
+       -netdev hubport,id=n1,hubid=0 -device virtio-net-pci,netdev=n1
        -kernel "$kernel" -initrd "$initrd" -append "$append"
        -drive "file=$img,format=raw,if=virtio,snapshot=on"
        -drive "file=$resimg,format=raw,if=virtio")
