@@ -27,7 +27,13 @@ reset_zeroes() {
 	! grep -vE '^(recover|fault_ppm) ' /sys/kernel/tsq_probe/stats | grep -qv ' 0$'
 }
 check "reset zeroes every counter" reset_zeroes
+cli=$TAILFIX_ROOT/tsq_probe/tsq-probe-stat
+check "tsq-probe-stat prints the counters" bash -c "'$cli' | grep -q '^lost_wakeups '"
+check "tsq-probe-stat --prometheus prints counters and histograms" \
+	bash -c "'$cli' --prometheus | grep -q '^tsq_probe_lost_wakeups_total 0' &&
+		 '$cli' --prometheus | grep -q '^# TYPE tsq_probe_cork_hold_seconds histogram'"
 check "rmmod tsq_probe" modprobe -r tsq_probe
+check "tsq-probe-stat says the module is not loaded" bash -c "! '$cli' 2>&1 | grep -q '^autocork'"
 check "sysfs directory gone after unload" test ! -e /sys/kernel/tsq_probe
 no_probe_left() { ! grep -qs tsq_probe /sys/kernel/debug/kprobes/list; }
 mount -t debugfs none /sys/kernel/debug 2>/dev/null

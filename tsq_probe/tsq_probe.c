@@ -130,6 +130,7 @@ static void stat_inc(enum tsq_stat s)
 struct log2_hist {
 	atomic64_t bucket[HIST_BUCKETS];	/* bucket i: [2^i, 2^(i+1)) ns */
 	atomic64_t max_ns;
+	atomic64_t sum_ns;
 };
 
 static void hist_add(struct log2_hist *h, u64 ns)
@@ -138,6 +139,7 @@ static void hist_add(struct log2_hist *h, u64 ns)
 	s64 old = atomic64_read(&h->max_ns);
 
 	atomic64_inc(&h->bucket[b]);
+	atomic64_add(ns, &h->sum_ns);
 	while ((s64)ns > old) {
 		s64 seen = atomic64_cmpxchg(&h->max_ns, old, ns);
 
@@ -154,6 +156,7 @@ static void hist_reset(struct log2_hist *h)
 	for (i = 0; i < HIST_BUCKETS; i++)
 		atomic64_set(&h->bucket[i], 0);
 	atomic64_set(&h->max_ns, 0);
+	atomic64_set(&h->sum_ns, 0);
 }
 
 static struct log2_hist cork_hist;
@@ -572,8 +575,8 @@ static int hist_emit(char *buf, int len, const char *name, const char *dev,
 {
 	int i;
 
-	len += sysfs_emit_at(buf, len, "hist %s %s max_ns %lld\n", name, dev,
-			     atomic64_read(&h->max_ns));
+	len += sysfs_emit_at(buf, len, "hist %s %s max_ns %lld sum_ns %lld\n", name, dev,
+			     atomic64_read(&h->max_ns), atomic64_read(&h->sum_ns));
 	for (i = 0; i < HIST_BUCKETS; i++) {
 		s64 c = atomic64_read(&h->bucket[i]);
 
