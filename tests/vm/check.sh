@@ -57,11 +57,23 @@ quick|full)
 	fi
 	;;
 demo)
+	rm -rf "$top/out/demo"
 	guest amd64 demo "$top/out/demo" '^6\.1\.'
-	cat "$top"/out/demo/*/summary.txt 2>/dev/null
+	for d in "$top"/out/demo/*/demo; do
+		[ -f "$d/summary.txt" ] || continue
+		bench/tsq_plot.sh "$d" >/dev/null 2>&1 || true
+		echo "== demo: $d"
+		cat "$d/summary.txt"
+	done
 	;;
 bench)
 	guest amd64 bench "$top/bench/results" '^6\.1\.'
+	for d in "$top"/bench/results/*/tsq; do
+		[ -f "$d/summary.txt" ] && bench/tsq_plot.sh "$d" && cat "$d/summary.txt"
+	done
+	for d in "$top"/bench/results/*/dctcp; do
+		[ -d "$d" ] && bench/dctcp_plot.sh "$d"
+	done
 	;;
 *)
 	echo "check.sh: quick|full|demo|bench" >&2
