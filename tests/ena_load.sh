@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The patched ena.ko is what `modprobe ena` loads: its file is under
+# updates/dkms (depmod prefers it over the in-tree driver), its version
+# carries our suffix, and load/unload cycles are clean.  Without an ENA device
+# (QEMU has none) this is as far as a guest can go; tests/ena_hw.sh covers
+# real instances.
+. "$(dirname "$0")/lib.sh"
+require_root
+ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TAILFIX_ROOT/dkms.conf")
+path=$(modinfo -n ena 2>/dev/null) || skip "no ena module for $(uname -r)"
+case $path in
+*/updates/dkms/*) ;;
+*) skip "ena for $(uname -r) is the in-tree one ($path): no ENA source was found at DKMS build time" ;;
+esac
+if ls /sys/class/net/*/device/driver 2>/dev/null | xargs -r -n1 readlink 2>/dev/null | grep -q '/ena$'; then
+	skip "an ENA device is in use here: not unloading its driver under the network (see ena_hw.sh)"
+fi
+check "modprobe resolves ena to updates/dkms ($path)" true
+check "modinfo version ends in -tailfix$ver" bash -c "modinfo -F version ena | grep -q -- '-tailfix$ver\$'"
+check "the in-tree ena.ko is still there for rollback" \
+	bash -c "find /lib/modules/$(uname -r)/kernel -name 'ena.ko*' | grep -q ."
+cycles=0
+for ((i = 0; i < 20; i++)); do
+	modprobe ena && [ -e /sys/module/ena ] && modprobe -r ena && [ ! -e /sys/module/ena ] || break
+	cycles=$((cycles + 1))
+done
+check "20 load/unload cycles ($cycles done)" cmp_num "$cycles" "==" 20
+loaded_ver() { modprobe ena && grep -q -- "-tailfix$ver" /sys/module/ena/version; }
+check "the loaded module reports our version in sysfs" loaded_ver
+modprobe -r ena
+ksft_finish
