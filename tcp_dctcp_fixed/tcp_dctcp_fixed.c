@@ -452,6 +452,7 @@ static size_t dctcpf_get_info(struct sock *sk, u32 ext, int *attr,
 	const struct dctcpf *ca = inet_csk_ca(sk);
 	struct tcp_dctcp_info *di = &info->dctcp;
 
+	BUILD_BUG_ON(sizeof("dctcpf-reno") > TCP_CA_NAME_MAX);
 	if (!(ext & ((1 << (INET_DIAG_DCTCPINFO - 1)) |
 		     (1 << (INET_DIAG_VEGASINFO - 1)))))
 		return 0;
@@ -491,7 +492,8 @@ static struct tcp_congestion_ops dctcpf_reno __read_mostly = {
 	.undo_cwnd	= tcp_reno_undo_cwnd,
 	.get_info	= dctcpf_get_info,
 	.owner		= THIS_MODULE,
-	.name		= "dctcp_fixed-reno",
+	/* TCP_CA_NAME_MAX (16) includes the NUL */
+	.name		= "dctcpf-reno",
 };
 
 static int __init dctcpf_register(void)

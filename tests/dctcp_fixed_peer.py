@@ -446,6 +446,9 @@ def case_sender(pe, rounds, req, mss):
         log('round %d: %d segment(s) before any ACK, first has CWR: %s' %
             (r, counted, cwr))
     pe.send(pe.data(b'R' * REPLY, flags=F_ACK | F_PSH))
+    # reset the connection: a kernel socket left sending FINs to a peer that
+    # is gone would hold the module for minutes
+    pe.send(pe.frame(F_RST | F_ACK))
     return flights
 
 
@@ -474,7 +477,12 @@ def main():
                                                    a.trials + 1))
         try:
             flights = case_sender(pe, a.trials, a.req, a.mss)
+        except Timeout as e:
+            log('timed out waiting for: %s' % e)
+            flights = None
         finally:
+            if pe.kport is not None:
+                pe.send(pe.frame(F_RST | F_ACK))
             app.kill()
         if flights is None:
             return 1
@@ -499,12 +507,12 @@ def main():
         if pe.dups and a.case != 'trace':
             log('%d duplicate ACK(s) seen' % pe.dups)
             ok = False
-        # close: RST so the kernel side does not linger
-        pe.send(pe.frame(F_RST | F_ACK))
     except Timeout as e:
         log('timed out waiting for: %s' % e)
         ok = False
     finally:
+        # RST, so the kernel socket does not linger sending FINs to nobody
+        pe.send(pe.frame(F_RST | F_ACK))
         app.kill()
     return 0 if ok else 1
 

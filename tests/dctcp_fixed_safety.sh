@@ -152,7 +152,7 @@ f0=$(cat "$PARAMS/stat_ecn_fallbacks")
 conn_open cubic dctcp_fixed 5403
 ssout=$(ip netns exec "$NS_CLI" ss -tni dst "$SRV_ADDR")
 printf '%s\n' "$ssout" | sed 's/^/#   /'
-check "peer without ECN: Reno fallback shown by ss" sh -c "printf '%s' \"\$0\" | grep -q 'dctcp_fixed-reno'" "$ssout"
+check "peer without ECN: Reno fallback shown by ss" sh -c "printf '%s' \"\$0\" | grep -q 'dctcpf-reno'" "$ssout"
 check "peer without ECN: fallback counted" test "$(cat "$PARAMS/stat_ecn_fallbacks")" -gt "$f0"
 conn_close 5403
 ip netns exec "$NS_SRV" sysctl -qw net.ipv4.tcp_ecn=1
