@@ -21,9 +21,7 @@ out=${1:?usage: tsq_bench.sh OUTDIR [REQUESTS]}
 N=${2:-3000}
 COST_S=${TSQ_COST_SECONDS:-15}
 mkdir -p "$out"
-require_root
-modinfo tsq_probe >/dev/null 2>&1 || skip "tsq_probe is not installed"
-modprobe -r tsq_probe 2>/dev/null
+require_tsq_probe
 rr_setup
 LOAD=(--requests "$N" --rate 80 --conns 4 --slow-ms 30)
 {

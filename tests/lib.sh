@@ -261,5 +261,12 @@ rr_run() {
 # kv FILE KEY: value of KEY in a key=value (or "key value") file.
 kv() { awk -v k="$2" -F '[= ]' '$1 == k { print $2; exit }' "$1"; }
 
+# require_tsq_probe: root, the module installed, and not loaded yet.
+require_tsq_probe() {
+	require_root
+	modinfo tsq_probe >/dev/null 2>&1 || skip "tsq_probe is not installed for $(uname -r)"
+	modprobe -r tsq_probe 2>/dev/null
+}
+
 # tsq_stat KEY: a counter of /sys/kernel/tsq_probe/stats.
 tsq_stat() { kv /sys/kernel/tsq_probe/stats "$1"; }

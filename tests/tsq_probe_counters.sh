@@ -6,10 +6,8 @@
 #  - cork-hold and TX-completion clocks take samples for the holding device;
 #  - lost_wakeups, recoveries and faults_injected stay 0 without a fault.
 . "$(dirname "$0")/lib.sh"
-require_root
+require_tsq_probe
 require_cmd tc nstat
-modinfo tsq_probe >/dev/null 2>&1 || skip "tsq_probe is not installed for $(uname -r)"
-modprobe -r tsq_probe 2>/dev/null
 modprobe tsq_probe || fail "modprobe tsq_probe"
 on_exit "modprobe -r tsq_probe"
 

@@ -4,10 +4,8 @@
 # so probes fire and checks are queued while the module goes away.  The
 # runner fails the test on any WARN/BUG/lockdep/KASAN line in dmesg.
 . "$(dirname "$0")/lib.sh"
-require_root
+require_tsq_probe
 require_cmd tc
-modinfo tsq_probe >/dev/null 2>&1 || skip "tsq_probe is not installed for $(uname -r)"
-modprobe -r tsq_probe 2>/dev/null
 CYCLES=${TSQ_CYCLES:-100}
 
 rr_setup

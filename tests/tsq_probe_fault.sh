@@ -12,10 +12,8 @@
 #   recover=1  fault: lost wake-ups are pushed, no more slow requests than
 #              the baseline.
 . "$(dirname "$0")/lib.sh"
-require_root
+require_tsq_probe
 require_cmd tc
-modinfo tsq_probe >/dev/null 2>&1 || skip "tsq_probe is not installed for $(uname -r)"
-modprobe -r tsq_probe 2>/dev/null
 
 N=${TSQ_FAULT_REQUESTS:-1200}
 # 4 connections x 20 requests/s: a request every 50 ms on each connection, so
@@ -33,19 +31,18 @@ rr_run "$res/base" "${LOAD[@]}" || fail "baseline run"
 base_slow=$(kv "$res/base" slow)
 log "baseline: $(tr '\n' ' ' <"$res/base")"
 
-echo 1 >/sys/kernel/tsq_probe/reset
-echo 300000 >/sys/module/tsq_probe/parameters/fault_ppm
-rr_run "$res/r0" "${LOAD[@]}" || fail "recover=0 run"
-cp /sys/kernel/tsq_probe/stats "$res/r0.stats"
-log "recover=0: $(tr '\n' ' ' <"$res/r0")"
-log "recover=0 stats: $(tr '\n' ' ' <"$res/r0.stats")"
-
-echo 1 >/sys/kernel/tsq_probe/reset
-echo 1 >/sys/module/tsq_probe/parameters/recover
-rr_run "$res/r1" "${LOAD[@]}" || fail "recover=1 run"
-cp /sys/kernel/tsq_probe/stats "$res/r1.stats"
-log "recover=1: $(tr '\n' ' ' <"$res/r1")"
-log "recover=1 stats: $(tr '\n' ' ' <"$res/r1.stats")"
+# faulty_run NAME RECOVER: the workload with 30% missed flags.
+faulty_run() {
+	echo "$2" >/sys/module/tsq_probe/parameters/recover
+	echo 1 >/sys/kernel/tsq_probe/reset
+	echo 300000 >/sys/module/tsq_probe/parameters/fault_ppm
+	rr_run "$res/$1" "${LOAD[@]}" || fail "$1 run"
+	cp /sys/kernel/tsq_probe/stats "$res/$1.stats"
+	log "$1: $(tr '\n' ' ' <"$res/$1")"
+	log "$1 stats: $(tr '\n' ' ' <"$res/$1.stats")"
+}
+faulty_run r0 0
+faulty_run r1 1
 echo 0 >/sys/module/tsq_probe/parameters/fault_ppm
 
 r0_slow=$(kv "$res/r0" slow)

@@ -3,9 +3,7 @@
 # tsq_probe loads from updates/dkms with our version, exposes its sysfs files
 # with every documented key, and unloads leaving nothing behind.
 . "$(dirname "$0")/lib.sh"
-require_root
-modinfo tsq_probe >/dev/null 2>&1 || skip "tsq_probe is not installed for $(uname -r)"
-modprobe -r tsq_probe 2>/dev/null
+require_tsq_probe
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TAILFIX_ROOT/dkms.conf")
 
 has_version() { [ "$(modinfo -F version tsq_probe)" = "$ver" ]; }

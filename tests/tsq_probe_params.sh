@@ -2,9 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Bad parameters are refused with one clear dmesg line and change nothing.
 . "$(dirname "$0")/lib.sh"
-require_root
-modinfo tsq_probe >/dev/null 2>&1 || skip "tsq_probe is not installed for $(uname -r)"
-modprobe -r tsq_probe 2>/dev/null
+require_tsq_probe
 P=/sys/module/tsq_probe/parameters
 
 # refused_load "why" "dmesg pattern" args...: modprobe fails, says why, and
