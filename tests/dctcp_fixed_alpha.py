@@ -19,7 +19,6 @@ import time
 
 TCP_INFO = 11
 TCP_CC_INFO = 26
-TCP_CA_OPEN, TCP_CA_CWR = 0, 1
 
 
 def setcc(s, cc):
@@ -97,26 +96,33 @@ def analyse(out, share, warm, tol, floor):
     if not ok:
         print('# alpha mean %.4f is not within %.0f%% of the marked share %.4f'
               % (mean, tol * 100, share))
-    # reductions: Open -> CWR between two samples; the new ssthresh must be
-    # cwnd * (1 - alpha / 2) for the cwnd just before, with alpha from just
-    # before or just after (the same ACK may update alpha first)
+    # reductions: a new ssthresh between two samples.  Under continuous
+    # marking the flow goes from one CWR episode straight into the next, so
+    # the cwnd the reduction started from lies between the old ssthresh (where
+    # the previous episode left cwnd) and the cwnd of the sample before;
+    # alpha is the one of the sample before or after (the same ACK may
+    # update alpha first).  ssthresh must be cwnd * (1 - alpha / 2) for some
+    # such cwnd and alpha, give or take one segment of rounding.
     ev = good = 0
     ratios = []
     for a, b in zip(rows, rows[1:]):
-        if not (a[1] == TCP_CA_OPEN and b[1] == TCP_CA_CWR):
+        if b[3] == a[3] or b[3] >= 0x7fffffff:
             continue
-        cwnd, ss = a[2], b[3]
-        if cwnd < 8:
+        hi = a[2] if a[3] >= 0x7fffffff else max(a[2], a[3])
+        lo = a[2] if a[3] >= 0x7fffffff else min(a[2], a[3])
+        if lo < 8:
             continue
         ev += 1
-        exp = [max(floor, cwnd - cwnd * al / 2048.0) for al in (a[4], b[4])]
-        slack = max(1.0, 0.05 * cwnd)
-        if any(abs(ss - e) <= slack + 1 for e in exp):
-            good += 1
-        ratios.append(ss / cwnd)
+        ss = b[3]
+        for al in (a[4], b[4]):
+            f = 1 - al / 2048.0
+            if max(floor, lo * f) - 1 <= ss <= max(floor, (hi + 1) * f) + 1:
+                good += 1
+                break
+        ratios.append(ss / hi)
     exp_ratio = 1 - mean / 2
     print('# reductions seen: %d (cwnd >= 8), matching cwnd*(1-alpha/2): %d; '
-          'mean ssthresh/cwnd %.3f, expected about %.3f (Reno would be 0.5)'
+          'mean new ssthresh/cwnd %.3f, expected about %.3f (Reno would be 0.5)'
           % (ev, good, statistics.mean(ratios) if ratios else 0, exp_ratio))
     print('RESULT alpha_mean=%.4f share=%.4f reductions=%d matching=%d' %
           (mean, share, ev, good))
