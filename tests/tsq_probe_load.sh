@@ -13,7 +13,7 @@ check "module file is under updates/dkms" from_dkms
 check "modprobe tsq_probe" modprobe tsq_probe
 keys_present() {
 	local k
-	for k in autocork lost_wakeups recoveries recoveries_idle wakeup_checks \
+	for k in autocork lost_wakeups recoveries recoveries_idle wakeup_checks owner_pushes \
 		faults_injected txc_samples cork_samples probes_missed recover fault_ppm; do
 		grep -q "^$k [0-9]*$" /sys/kernel/tsq_probe/stats || { log "missing key $k"; return 1; }
 	done

@@ -97,6 +97,7 @@ enum tsq_stat {
 	ST_RECOVERIES,		/* pushes done for a stalled socket */
 	ST_RECOVERIES_IDLE,	/* ... of which sent nothing */
 	ST_WAKEUP_CHECKS,	/* suspects checked under the lock */
+	ST_OWNER_PUSHES,	/* suspects left to their lock owner's release */
 	ST_CHECK_OVERFLOW,	/* suspects dropped: every check slot busy */
 	ST_FAULTS_INJECTED,	/* completions made to miss TSQ_THROTTLED */
 	ST_TXC_SAMPLES,		/* TX completions timed */
@@ -112,6 +113,7 @@ static const char *const stat_names[ST_NR] = {
 	[ST_RECOVERIES]		= "recoveries",
 	[ST_RECOVERIES_IDLE]	= "recoveries_idle",
 	[ST_WAKEUP_CHECKS]	= "wakeup_checks",
+	[ST_OWNER_PUSHES]	= "owner_pushes",
 	[ST_CHECK_OVERFLOW]	= "check_overflow",
 	[ST_FAULTS_INJECTED]	= "faults_injected",
 	[ST_TXC_SAMPLES]	= "txc_samples",
@@ -490,6 +492,30 @@ static struct kprobe xmit_probe = {
 	.pre_handler	= xmit_pre,
 };
 
+/*
+ * The last TX completion leaves sendable data behind and will not wake the
+ * socket.  Most often a task owns the socket right now, in the middle of a
+ * sendmsg() that will push it; then, as the TSQ tasklet itself does, leave a
+ * push for the owner's release_sock() (TCP_TSQ_DEFERRED), decided under the
+ * socket spinlock so the owner cannot slip away in between.  Otherwise, or
+ * with recover=0 (count only), check under the socket lock from the work.
+ */
+static void wfree_suspect(struct sock *sk)
+{
+	bool owned = false;
+
+	if (READ_ONCE(recover) && !in_hardirq() && spin_trylock(&sk->sk_lock.slock)) {
+		owned = sock_owned_by_user(sk);
+		if (owned && !test_and_set_bit(TCP_TSQ_DEFERRED, &sk->sk_tsq_flags)) {
+			sock_hold(sk);	/* dropped by tcp_release_cb() */
+			stat_inc(ST_OWNER_PUSHES);
+		}
+		spin_unlock(&sk->sk_lock.slock);
+	}
+	if (!owned)
+		suspect(sk);
+}
+
 static int wfree_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct sk_buff *skb = (struct sk_buff *)regs_get_kernel_argument(regs, 0);
@@ -507,10 +533,9 @@ static int wfree_pre(struct kprobe *p, struct pt_regs *regs)
 	smp_mb();
 	if (!test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags) &&
 	    tcp_sock_stalled(sk, refcount_read(&sk->sk_wmem_alloc) - skb->truesize))
-		suspect(sk);
+		wfree_suspect(sk);
 	return 0;
 }
-
 static struct kprobe wfree_probe = {
 	.symbol_name	= "tcp_wfree",
 	.pre_handler	= wfree_pre,
