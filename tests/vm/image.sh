@@ -25,6 +25,8 @@ esac
 build_pkgs="dkms make gcc libc6-dev initramfs-tools xz-utils patch"
 
 key=$(cat "$0" | sha256sum | cut -c1-12)
+# A foreign root is also made by image-foreign.sh: part of its key.
+[ "$arch" = amd64 ] || key=$(cat "$0" "$here/image-foreign.sh" | sha256sum | cut -c1-12)
 root=$cache/$arch/rootfs-$key
 if [ -f "$root/.tailfix-complete" ]; then
 	echo "$root"

@@ -45,11 +45,16 @@ for t in /usr/src/linux-source-*.tar.xz; do
 	srcs+=("$work/usr/src/${t##*/}")
 done
 
-# In the guest's own root only the guest's architecture can run; a foreign
-# root gets its DKMS install at first boot (guest-init.sh does it).
-kernels=$(cd "$work/lib/modules" && ls -d */build 2>/dev/null | sed 's,/build,,')
+# The DKMS install runs in a chroot of the guest's root: natively for amd64;
+# for arm64 under qemu-user (binfmt_misc, as image-foreign.sh built that
+# root), the guest's own dkms and gcc.  Only where qemu-user cannot be
+# registered does a foreign root get its DKMS install at boot (guest-init.sh).
+# TAILFIX_STAGE_KERNELS (a regex, default all) limits which kernels get it.
+kernels=$(cd "$work/lib/modules" && ls -d */build 2>/dev/null | sed 's,/build,,' |
+	grep -E "${TAILFIX_STAGE_KERNELS:-.}")
 dkmslog=$cache/$arch/dkms.log
-if [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; then
+if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
+	{ [ "$arch" != amd64 ] && "$here/image-foreign.sh" --binfmt "$arch"; }; then
 	mounts=()
 	trap 'for m in "${mounts[@]}"; do umount -l "$m"; done' EXIT
 	for m in proc sys dev; do
