@@ -5,6 +5,6 @@ cd "$(dirname "$0")" || exit 1
 rc=0
 ./tsq_bench.sh "$1/tsq" || rc=1
 if [ -x ./dctcp_rpc.sh ]; then
-	./dctcp_rpc.sh "$1/dctcp" || rc=1
+	SECS=${DCTCP_BENCH_SECS:-60} ./dctcp_rpc.sh "$1/dctcp" || rc=1
 fi
 exit $rc

@@ -141,7 +141,7 @@ SRV_ADDR=198.18.0.2
 topo_pair() {
 	new_ns NS_CLI
 	new_ns NS_SRV
-	ip link add veth0 netns "$NS_CLI" type veth peer name veth0 netns "$NS_SRV" ||
+	ip -n "$NS_CLI" link add veth0 type veth peer name veth0 netns "$NS_SRV" ||
 		fail "veth pair"
 	ip -n "$NS_CLI" addr add "$CLI_ADDR/24" dev veth0
 	ip -n "$NS_SRV" addr add "$SRV_ADDR/24" dev veth0
@@ -168,7 +168,7 @@ topo_router() {
 	ip netns exec "$NS_RTR" sysctl -qw net.ipv4.ip_forward=1
 	i=1
 	for ns in "$NS_S1" "$NS_S2" "$NS_RCV"; do
-		ip link add eth0 netns "$ns" type veth peer name "p$i" netns "$NS_RTR" ||
+		ip -n "$ns" link add eth0 type veth peer name "p$i" netns "$NS_RTR" ||
 			fail "veth to router"
 		ip -n "$ns" addr add "198.18.$i.1/24" dev eth0
 		ip -n "$NS_RTR" addr add "198.18.$i.254/24" dev "p$i"
