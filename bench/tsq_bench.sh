@@ -19,7 +19,7 @@ TESTS=$(cd "$(dirname "$0")/../tests" && pwd)
 . "$TESTS/lib.sh"
 out=${1:?usage: tsq_bench.sh OUTDIR [REQUESTS]}
 N=${2:-3000}
-COST_S=${TSQ_COST_SECONDS:-15}
+COST_S=${TSQ_COST_SECONDS:-20}
 mkdir -p "$out"
 require_tsq_probe
 rr_setup
@@ -47,7 +47,7 @@ modprobe -r tsq_probe
 
 if [ "$COST_S" -gt 0 ]; then
 	: >"$out/cost.txt"
-	for round in 1 2; do
+	for round in 1 2 3; do
 		for mode in without with; do
 			[ $mode = with ] && modprobe tsq_probe
 			rr_run "$out/cost-$mode-$round.txt" --closed --duration "$COST_S" --conns 4 ||
