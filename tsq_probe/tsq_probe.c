@@ -536,6 +536,7 @@ static int wfree_pre(struct kprobe *p, struct pt_regs *regs)
 		wfree_suspect(sk);
 	return 0;
 }
+
 static struct kprobe wfree_probe = {
 	.symbol_name	= "tcp_wfree",
 	.pre_handler	= wfree_pre,

@@ -207,13 +207,26 @@ int main(int argc, char **argv)
 	optind = 2;
 	while ((o = getopt(argc, argv, "H:p:s:t:C:o:")) != -1) {
 		switch (o) {
-		case 'H': host = optarg; break;
-		case 'p': port = atoi(optarg); break;
-		case 's': size = atol(optarg); break;
-		case 't': secs = atof(optarg); break;
-		case 'C': cc = optarg; break;
-		case 'o': outfile = optarg; break;
-		default: return 2;
+		case 'H':
+			host = optarg;
+			break;
+		case 'p':
+			port = atoi(optarg);
+			break;
+		case 's':
+			size = atol(optarg);
+			break;
+		case 't':
+			secs = atof(optarg);
+			break;
+		case 'C':
+			cc = optarg;
+			break;
+		case 'o':
+			outfile = optarg;
+			break;
+		default:
+			return 2;
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -223,6 +236,7 @@ int main(int argc, char **argv)
 		return rpc();
 	if (!strcmp(mode, "stream"))
 		return stream();
-	fprintf(stderr, "usage: rpcbench server|rpc|stream [-H host] [-p port] [-s size] [-t secs] [-C cc] [-o file]\n");
+	fprintf(stderr, "usage: rpcbench server|rpc|stream [-H host] [-p port] [-s size]\n"
+		"                [-t secs] [-C cc] [-o file]\n");
 	return 2;
 }
