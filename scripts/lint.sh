@@ -8,7 +8,7 @@
 #   - sparse (C=2) on our modules when sparse is installed;
 #   - the same W=1 (+ sparse) cross build for every arm64 kernel whose headers
 #     are unpacked in the cache (scripts/deps.sh arm64-headers, make ARCH=arm64),
-#     unless KVERs are given on the command line.
+#     unless arm64 KVERs are given on the command line (then only those).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
@@ -38,7 +38,8 @@ echo "checkpatch --strict: $(echo $files | wc -w) files, $([ $rc -eq 0 ] && echo
 # Cross builds: "KVER:KDIR" entries, built with ARCH=arm64.
 xheaders=$cache/arm64/headers/usr/src
 xkvers=
-if [ $# -eq 0 ] && [ "$(uname -m)" != aarch64 ] && command -v aarch64-linux-gnu-gcc >/dev/null; then
+if ! echo "$kvers" | grep -q -- '-arm64' && [ "$(uname -m)" != aarch64 ] &&
+	command -v aarch64-linux-gnu-gcc >/dev/null; then
 	for d in "$xheaders"/linux-headers-*-arm64/.tailfix-ready; do
 		[ -f "$d" ] || continue
 		d=${d%/.tailfix-ready}
@@ -51,6 +52,9 @@ for k in $kvers $xkvers; do
 	extra=()
 	command -v sparse >/dev/null && extra=(C=2)
 	kdir=/lib/modules/$k/build
+	# An arm64 KVER given by name (make ARCH=arm64 lint) is a cross build too.
+	[ -d "$kdir" ] || [ ! -f "$xheaders/linux-headers-$k/.tailfix-ready" ] ||
+		k=$k:$xheaders/linux-headers-$k
 	case $k in
 	*:*) kdir=${k#*:} k=${k%%:*} extra+=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-) ;;
 	esac
