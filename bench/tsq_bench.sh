@@ -34,7 +34,7 @@ run() {	# run NAME PPM RECOVER
 	echo "$3" >/sys/module/tsq_probe/parameters/recover
 	echo "$2" >/sys/module/tsq_probe/parameters/fault_ppm
 	echo 1 >/sys/kernel/tsq_probe/reset
-	rr_run "$out/$1.txt" "${LOAD[@]}" --raw "$out/$1.raw" || fail "$1 run"
+	rr_measure "$out/$1.txt" "${LOAD[@]}" --raw "$out/$1.raw" || fail "$1 run"
 	cp /sys/kernel/tsq_probe/stats "$out/$1.stats"
 	cp /sys/kernel/tsq_probe/histograms "$out/$1.hist"
 	echo 0 >/sys/module/tsq_probe/parameters/fault_ppm

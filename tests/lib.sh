@@ -258,6 +258,19 @@ rr_run() {
 		"$@" >"$out" || { log "tailrr client failed: $(tail -3 "$out")"; return 1; }
 }
 
+# rr_measure OUT [client args...]: an open-loop run whose numbers can be
+# trusted.  When the client itself fell >= 30 ms behind its schedule
+# (send_lag_max_us: the emulator stalled the client, not the network), the
+# run measured the emulator: say so and measure once more.
+rr_measure() {
+	local out=$1 lag
+	rr_run "$@" || return 1
+	lag=$(kv "$out" send_lag_max_us)
+	[ "${lag:-0}" -lt 30000 ] && return 0
+	log "client fell ${lag} us behind its schedule (emulator stall): measuring again"
+	rr_run "$@"
+}
+
 # kv FILE KEY: value of KEY in a key=value (or "key value") file.
 kv() { awk -v k="$2" -F '[= ]' '$1 == k { print $2; exit }' "$1"; }
 

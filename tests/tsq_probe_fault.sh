@@ -27,7 +27,7 @@ on_exit "rm -rf $res"
 modprobe tsq_probe fault_inject=1 recover=0 || fail "modprobe tsq_probe fault_inject=1"
 on_exit "modprobe -r tsq_probe"
 
-rr_run "$res/base" "${LOAD[@]}" || fail "baseline run"
+rr_measure "$res/base" "${LOAD[@]}" || fail "baseline run"
 base_slow=$(kv "$res/base" slow)
 log "baseline: $(tr '\n' ' ' <"$res/base")"
 
@@ -36,7 +36,7 @@ faulty_run() {
 	echo "$2" >/sys/module/tsq_probe/parameters/recover
 	echo 1 >/sys/kernel/tsq_probe/reset
 	echo 300000 >/sys/module/tsq_probe/parameters/fault_ppm
-	rr_run "$res/$1" "${LOAD[@]}" || fail "$1 run"
+	rr_measure "$res/$1" "${LOAD[@]}" || fail "$1 run"
 	cp /sys/kernel/tsq_probe/stats "$res/$1.stats"
 	log "$1: $(tr '\n' ' ' <"$res/$1")"
 	log "$1 stats: $(tr '\n' ' ' <"$res/$1.stats")"

@@ -500,20 +500,26 @@ static struct kprobe xmit_probe = {
  * socket spinlock so the owner cannot slip away in between.  Otherwise, or
  * with recover=0 (count only), check under the socket lock from the work.
  */
+static bool leave_push_to_owner(struct sock *sk)
+{
+	bool owned;
+
+	if (!spin_trylock(&sk->sk_lock.slock))
+		return false;
+	owned = sock_owned_by_user(sk);
+	if (owned && !test_and_set_bit(TCP_TSQ_DEFERRED, &sk->sk_tsq_flags)) {
+		sock_hold(sk);	/* dropped by tcp_release_cb() */
+		stat_inc(ST_OWNER_PUSHES);
+	}
+	spin_unlock(&sk->sk_lock.slock);
+	return owned;
+}
+
 static void wfree_suspect(struct sock *sk)
 {
-	bool owned = false;
-
-	if (READ_ONCE(recover) && !in_hardirq() && spin_trylock(&sk->sk_lock.slock)) {
-		owned = sock_owned_by_user(sk);
-		if (owned && !test_and_set_bit(TCP_TSQ_DEFERRED, &sk->sk_tsq_flags)) {
-			sock_hold(sk);	/* dropped by tcp_release_cb() */
-			stat_inc(ST_OWNER_PUSHES);
-		}
-		spin_unlock(&sk->sk_lock.slock);
-	}
-	if (!owned)
-		suspect(sk);
+	if (READ_ONCE(recover) && !in_hardirq() && leave_push_to_owner(sk))
+		return;
+	suspect(sk);
 }
 
 static int wfree_pre(struct kprobe *p, struct pt_regs *regs)
