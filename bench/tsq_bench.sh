@@ -23,7 +23,7 @@ COST_S=${TSQ_COST_SECONDS:-20}
 mkdir -p "$out"
 require_tsq_probe
 rr_setup
-LOAD=(--requests "$N" --rate 80 --conns 4 --slow-ms 30)
+LOAD=(--requests "$N" --rate 80 --conns 4 --slow-ms 30 --delack)
 {
 	echo "kernel=$(uname -r) arch=$(uname -m) topology=$TOPO_KIND requests=$N rate=80 conns=4"
 	echo "qdisc: $(ip netns exec "$NS_SRV" tc qdisc show dev "$SRV_DEV" | head -1)"

@@ -200,6 +200,10 @@ topo_nic_pair() {
 	new_ns NS_CLI
 	new_ns NS_SRV
 	ip link set "$1" netns "$NS_SRV" && ip link set "$2" netns "$NS_CLI" || fail "moving NICs"
+	# Hand the NICs back before the namespaces go: a namespace is torn down
+	# asynchronously, and the next test must find them home and settled.
+	on_exit ip -n "$NS_SRV" link set "$1" netns 1
+	on_exit ip -n "$NS_CLI" link set "$2" netns 1
 	ip -n "$NS_SRV" addr add "$SRV_ADDR/24" dev "$1"
 	ip -n "$NS_CLI" addr add "$CLI_ADDR/24" dev "$2"
 	ip -n "$NS_SRV" link set "$1" up

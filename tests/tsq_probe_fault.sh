@@ -18,8 +18,11 @@ require_cmd tc
 N=${TSQ_FAULT_REQUESTS:-1200}
 # 4 connections x 20 requests/s: a request every 50 ms on each connection, so
 # a corked trailer is not pushed out early by the next request on its
-# connection but waits for the client's delayed ACK (>= 40 ms).
-LOAD=(--requests "$N" --rate 80 --conns 4 --slow-ms 30)
+# connection but waits for the client's delayed ACK (>= 40 ms).  --delack
+# keeps the client in delayed-ACK mode, as a request/response client in
+# steady state is (6.12 leaves it after a delayed-ACK timer fires and then
+# ACKs at once when the application reads).
+LOAD=(--requests "$N" --rate 80 --conns 4 --slow-ms 30 --delack)
 rr_setup
 res=$(mktemp -d)
 on_exit "rm -rf $res"

@@ -20,7 +20,7 @@
  *		      [--nodelay 0|1] [--cc NAME] [--ready-file F]
  *	tailrr client --server ADDR --port P --requests N --rate R [--conns C]
  *		      [--body N] [--trailer M] [--raw FILE] [--slow-ms X]
- *		      [--stall-s S] [--cc NAME]
+ *		      [--stall-s S] [--cc NAME] [--delack]
  *	tailrr client --server ADDR --port P --closed --duration S [--conns C]
  *
  * The client prints key=value lines; latencies are in microseconds and the
@@ -71,6 +71,7 @@ struct opts {
 	double duration;
 	double slow_ms;
 	double stall_s;
+	int delack;
 };
 
 static void die(int code, const char *fmt, ...)
@@ -431,7 +432,7 @@ static int run_client(const struct opts *o)
 	struct epoll_event ev;
 	unsigned long long slow = 0;
 	struct conn *conns;
-	int ep, tfd, i;
+	int ep, tfd, i, zero = 0;
 
 	signal(SIGPIPE, SIG_IGN);
 	conns = calloc((size_t)o->conns, sizeof(*conns));
@@ -562,6 +563,13 @@ static int run_client(const struct opts *o)
 			if (got == 0)
 				die(2, "server closed connection %u after %llu replies",
 				    idx, c->done);
+			/*
+			 * --delack: stay in delayed-ACK (ping-pong) mode, as a
+			 * request/response client in steady state is, whatever
+			 * the kernel's heuristics did after a timer fired.
+			 */
+			if (o->delack)
+				setsockopt(c->fd, IPPROTO_TCP, TCP_QUICKACK, &zero, sizeof(zero));
 			t = now_ns();
 			last_progress = t;
 			while (got > 0) {
@@ -643,7 +651,7 @@ static void print_usage(void)
 		"                     [--nodelay 0|1] [--cc NAME] [--ready-file F]\n"
 		"       tailrr client --server ADDR --port P --requests N --rate R\n"
 		"                     [--conns C] [--body N] [--trailer M] [--raw FILE]\n"
-		"                     [--slow-ms X] [--stall-s S] [--cc NAME]\n"
+		"                     [--slow-ms X] [--stall-s S] [--cc NAME] [--delack]\n"
 		"       tailrr client --server ADDR --port P --closed --duration S\n"
 		"                     [--requests N] [--conns C] ...\n");
 	exit(1);
@@ -664,7 +672,7 @@ static double num_arg(const char *name, const char *s, double lo, double hi)
 enum {
 	OPT_BIND = 1, OPT_SERVER, OPT_PORT, OPT_BODY, OPT_TRAILER, OPT_NODELAY,
 	OPT_CC, OPT_READY, OPT_REQUESTS, OPT_RATE, OPT_CONNS, OPT_RAW,
-	OPT_SLOW, OPT_CLOSED, OPT_DURATION, OPT_STALL, OPT_HELP,
+	OPT_SLOW, OPT_CLOSED, OPT_DURATION, OPT_STALL, OPT_DELACK, OPT_HELP,
 };
 
 static const struct option longopts[] = {
@@ -684,6 +692,7 @@ static const struct option longopts[] = {
 	{ "closed",	no_argument,	   NULL, OPT_CLOSED },
 	{ "duration",	required_argument, NULL, OPT_DURATION },
 	{ "stall-s",	required_argument, NULL, OPT_STALL },
+	{ "delack",	no_argument,	   NULL, OPT_DELACK },
 	{ "help",	no_argument,	   NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -753,6 +762,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_STALL:
 			o.stall_s = num_arg("stall-s", optarg, 0.1, 1e6);
+			break;
+		case OPT_DELACK:
+			o.delack = 1;
 			break;
 		default:
 			print_usage();
