@@ -9,7 +9,9 @@
 #   silent; the peer script answers for 198.18.0.2)
 #
 #   2a  CWR-marked data is ACKed at once in delayed-ACK (ping-pong) mode,
-#       against a segment without CWR, delayed, in the same run;
+#       against a segment without CWR, delayed, in the same run (medians;
+#       before each timed segment, request/response rounds until the
+#       request's ACK rides on the reply, i.e. the kernel is in ping-pong);
 #   2b  ECE echo is exact: CE on segments 3, 4 and 7 of 10; every ACK covers
 #       segments of one CE state with ECE equal to it and every CE change ends
 #       an ACK; the same check must fail against cubic (classic ECN latches
@@ -17,6 +19,12 @@
 #   2c  the netdev trace: CE on the last request segment, the reply carries
 #       ECE, the next request starts with CWR: no duplicate ACK, no
 #       retransmission, no delayed ACK; and the ACK-on-data-then-CE sequence;
+#
+#   In every receiver case a duplicate ACK is one in the sense of RFC 5681
+#   (no data, no SYN/FIN, same ACK number and window as the last ACK, while
+#   the peer has data outstanding), and an ACK for old data that does not
+#   open the window counts with it; window updates and repeats of an ACK
+#   with nothing outstanding are only reported (dctcp_fixed_peer.py).
 #   2d  sender: ECE on the reply with nothing in flight; the next request's
 #       first flight is at least min_cwnd_after_ce segments (run with 4, and
 #       with the default 2), in-tree dctcp alongside for comparison.
