@@ -65,7 +65,7 @@ qemu+=(-smp "$cpus" -accel tcg,thread=multi -nographic -no-reboot -nic none
        -drive "file=$resimg,format=raw,if=virtio"
        -monitor "unix:$logdir/monitor-$kver.sock,server,nowait")
 
-echo "# booting $kver ($arch), run=$run; console log: $console"
+echo "# booting $kver ($arch, $cpus vCPU), run=$run; console log: $console"
 t0=$SECONDS
 flock "${TAILFIX_VM_LOCK:-/tmp/tailfix-vm.lock}" timeout --kill-after=10 "$tmo" "${qemu[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$console" |
 	grep --line-buffered -E '^(TAP version|[0-9]+\.\.[0-9]+|ok |not ok |# |TAILFIX-|[0-9]+ passed, )' |
