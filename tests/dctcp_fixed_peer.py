@@ -368,6 +368,18 @@ def timed_segment(pe, flags=F_ACK, tos=ECT0, timeout=3.0):
     return (got[-1].ts - t0) / 1e6, got[-1]
 
 
+def waited_like_delack(delays, base_median):
+    """How many ACK delays look like a delayed ACK of this run."""
+    return sum(1 for d in delays if d >= 0.5 * base_median)
+
+
+def stall_allowance(delays):
+    """Under emulation one trial in four or more may be stalled by the
+    emulator itself (DESIGN.md: up to 32 ms with no fault at all); a kernel
+    that does not ACK CWR-marked data at once delays every trial."""
+    return 1 if len(delays) >= 4 else 0
+
+
 def case_delack(pe, n):
     """The same 600-byte segment without PSH, once plain, once with CWR,
     each right after a request/response round that put the kernel into
@@ -387,9 +399,9 @@ def case_delack(pe, n):
     print('RESULT base_med=%.2f cwr_med=%.2f cwr_max=%.2f base_min=%.2f '
           'extra_rounds=%d' % (mb, mc, max(cwr), min(base), extra))
     # Medians: one baseline trial ACKed early (ping-pong mode lost on a
-    # timing slip) must not decide the run; every CWR trial must still be
-    # well below the typical delayed ACK.
-    ok = max(cwr) < 0.5 * mb and mc < 0.25 * mb
+    # timing slip) must not decide the run; the CWR trials must be well below
+    # the typical delayed ACK, all but one emulator stall at most.
+    ok = waited_like_delack(cwr, mb) <= stall_allowance(cwr) and mc < 0.25 * mb
     if not ok:
         log('CWR-marked data was not ACKed clearly faster than the '
             'delayed-ACK baseline of this run')
@@ -486,8 +498,9 @@ def case_trace(pe, n):
           'winupd=%d repeats=%d older=%d' % (
               mb, max(delays), pe.dups, pe.stale, pe.retrans, pe.winupd,
               pe.repeats, pe.older))
-    if max(delays) >= 0.5 * mb:
-        log('a CWR segment waited like a delayed ACK')
+    if waited_like_delack(delays, mb) > stall_allowance(delays) or \
+            statistics.median(delays) >= 0.25 * mb:
+        log('CWR segments waited like delayed ACKs')
         ok = False
     if pe.bad_acks() or pe.retrans:
         log('duplicate ACKs: %d, ACKs for old data: %d, retransmissions by '
