@@ -44,36 +44,7 @@ done
 mkdir -p "$res" || fail "cannot create $res"
 res=$(cd "$res" && pwd)
 
-# The router topology of tests/lib.sh (topo_router), built from uniquely
-# named veths moved into the namespaces, so no name can clash in the root
-# namespace.
-new_ns NS_RTR
-new_ns NS_S1
-new_ns NS_S2
-new_ns NS_RCV
-ip netns exec "$NS_RTR" sysctl -qw net.ipv4.ip_forward=1
-i=1
-for ns in "$NS_S1" "$NS_S2" "$NS_RCV"; do
-	a=dr$$a$i b=dr$$b$i
-	ip link add "$a" type veth peer name "$b" || fail "veth pair $i"
-	ip link set "$a" netns "$ns" || fail "veth to $ns"
-	ip link set "$b" netns "$NS_RTR" || fail "veth to router"
-	ip -n "$ns" link set "$a" name eth0
-	ip -n "$NS_RTR" link set "$b" name "p$i"
-	ip -n "$ns" addr add "198.18.$i.1/24" dev eth0
-	ip -n "$NS_RTR" addr add "198.18.$i.254/24" dev "p$i"
-	ip -n "$ns" link set eth0 up
-	ip -n "$NS_RTR" link set "p$i" up
-	ip -n "$ns" route add default via "198.18.$i.254"
-	i=$((i + 1))
-done
-ip -n "$NS_RTR" link set p3 down
-ip -n "$NS_RTR" link set p3 name rcv
-ip -n "$NS_RTR" link set rcv up
-for ns in "$NS_S1" "$NS_S2"; do
-	wait_for 10 ip netns exec "$ns" ping -c1 -W1 "$RCV_ADDR" >/dev/null ||
-		fail "no route to the receiver"
-done
+topo_router
 qdisc_bottleneck "$NS_RTR" rcv "$RATE" "$MARK_KB"
 log "bottleneck: tbf $RATE, RED step marking/dropping above ${MARK_KB} KB of queue"
 allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)

@@ -168,16 +168,17 @@ topo_router() {
 	ip netns exec "$NS_RTR" sysctl -qw net.ipv4.ip_forward=1
 	i=1
 	for ns in "$NS_S1" "$NS_S2" "$NS_RCV"; do
-		ip -n "$ns" link add eth0 type veth peer name "p$i" netns "$NS_RTR" ||
+		local port=p$i
+		[ "$ns" = "$NS_RCV" ] && port=rcv
+		ip -n "$ns" link add eth0 type veth peer name "$port" netns "$NS_RTR" ||
 			fail "veth to router"
 		ip -n "$ns" addr add "198.18.$i.1/24" dev eth0
-		ip -n "$NS_RTR" addr add "198.18.$i.254/24" dev "p$i"
+		ip -n "$NS_RTR" addr add "198.18.$i.254/24" dev "$port"
 		ip -n "$ns" link set eth0 up
-		ip -n "$NS_RTR" link set "p$i" up
+		ip -n "$NS_RTR" link set "$port" up
 		ip -n "$ns" route add default via "198.18.$i.254"
 		i=$((i + 1))
 	done
-	ip -n "$NS_RTR" link set p3 name rcv
 	for ns in "$NS_S1" "$NS_S2"; do
 		wait_for 10 ip netns exec "$ns" ping -c1 -W1 "$RCV_ADDR" >/dev/null ||
 			fail "no route to receiver in topo_router"
