@@ -16,7 +16,8 @@ esac
 if ls /sys/class/net/*/device/driver 2>/dev/null | xargs -r -n1 readlink 2>/dev/null | grep -q '/ena$'; then
 	skip "an ENA device is in use here: not unloading its driver under the network (see ena_hw.sh)"
 fi
-check "modprobe resolves ena to updates/dkms ($path)" true
+check "modprobe itself resolves ena to updates/dkms" \
+	bash -c "modprobe --show-depends ena | grep -q '/updates/dkms/ena\.ko'"
 check "modinfo version ends in -tailfix$ver" bash -c "modinfo -F version ena | grep -q -- '-tailfix$ver\$'"
 check "the in-tree ena.ko is still there for rollback" \
 	bash -c "find /lib/modules/$(uname -r)/kernel -name 'ena.ko*' | grep -q ."

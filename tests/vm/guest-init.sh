@@ -63,7 +63,9 @@ shell)
 esac
 rc=$?
 
-bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|kernel BUG|lockdep|circular locking|INFO: rcu_|KASAN|UBSAN|refcount_t:|soft lockup|hung_task')
+# The same bad-line pattern the runner checks after every test.
+DMESG_BAD=$(. tests/lib.sh && echo "$DMESG_BAD")
+bad=$(dmesg | grep -E "$DMESG_BAD")
 if [ -n "$bad" ]; then
 	echo "$bad" | sed 's/^/TAILFIX-DMESG-BAD /' | head -20
 fi
