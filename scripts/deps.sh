@@ -6,6 +6,8 @@
 #   6.12, ABI from Debian's meta packages), unpacked under
 #   $TAILFIX_CACHE/arm64/headers with their kbuild helpers pointed at the
 #   host's own linux-kbuild, for `make ARCH=arm64` (see the Makefile).
+#   check and full fetch them too: `make lint` (a host check of make check)
+#   builds every module for the arm64 kernels as well.
 set -e
 build="build-essential make gcc dkms kmod patch xz-utils linux-headers-cloud-amd64
 linux-headers-6.12-cloud-amd64 linux-source-6.1 linux-source-6.12 coccinelle sparse"
@@ -82,5 +84,5 @@ arm64_headers() {
 }
 
 apt_install $want
-[ "${1:-}" = arm64-headers ] && arm64_headers
+case ${1:-check} in check|full|arm64-headers) arm64_headers ;; esac
 exit 0

@@ -51,6 +51,7 @@ check_skip() {
 # Exit with the verdict of the check() calls so far.
 ksft_finish() {
 	[ "$_ksft_sub" -gt 0 ] || fail "no subtest ran"
+	printf '1..%d\n' "$_ksft_sub"	# KTAP allows the plan at the end
 	[ "$_ksft_failed" -eq 0 ] && exit "$KSFT_PASS"
 	exit "$KSFT_FAIL"
 }
@@ -107,16 +108,99 @@ wait_for() {
 
 # ---- dmesg ------------------------------------------------------------------
 
-DMESG_BAD='WARNING:|BUG:|Oops|kernel BUG|general protection|lockdep|possible recursive locking|circular locking|INFO: rcu_|rcu_sched self-detected|KASAN|UBSAN|refcount_t:|list_add corruption|list_del corruption|soft lockup|hung_task|Call Trace:'
+# Lines that make any test fail.  "Call trace:" is arm64's spelling.
+DMESG_BAD='WARNING:|BUG:|Oops|kernel BUG|general protection|lockdep|possible recursive locking|circular locking|INFO: rcu_|rcu_sched self-detected|KASAN|UBSAN|refcount_t:|list_add corruption|list_del corruption|soft lockup|hung_task|Call Trace:|Call trace:'
 
-dmesg_mark() { _dmesg_lines=$(dmesg | wc -l); }
+# The kernel log is read through /dev/kmsg, whose records carry a sequence
+# number: "PRIO,SEQ,USEC,FLAGS;text".  A mark is the last SEQ; reading
+# after it sees every later record, or a jump in SEQ when the ring buffer
+# wrapped in between -- reported as a gap, never silently skipped.  Nothing
+# is cleared: on a real host the log is not ours.  TAILFIX_KMSG and
+# TAILFIX_TAINT_FILE replace /dev/kmsg and /proc/sys/kernel/tainted for the
+# harness's own test (tests/host/harness_selftest.sh).
 
-# dmesg_clean: succeeds when no bad line was logged since dmesg_mark.
+# _kmsg_dump: every record the buffer holds, in /dev/kmsg format.  Reading
+# stops at the end (EAGAIN); a record overwritten while we read (EPIPE)
+# stops dd too, so that is read again from the start.
+_kmsg_dump() {
+	local err i
+	err=$(mktemp)
+	for i in 1 2 3; do
+		dd if="${TAILFIX_KMSG:-/dev/kmsg}" iflag=nonblock bs=64k status=none 2>"$err" >"$err.out"
+		grep -qi 'pipe' "$err" || break
+	done
+	cat "$err.out"
+	rm -f "$err" "$err.out"
+}
+
+# kmsg_scan MARK: /dev/kmsg records on stdin; print the text of each
+# record after sequence number MARK, and "GAP ..." where records are missing.
+kmsg_scan() {
+	awk -v mark="$1" '
+	/^[0-9]+,[0-9]+,/ {
+		split(substr($0, 1, index($0, ";") - 1), h, ",")
+		seq = h[2] + 0
+		if (seq <= mark)
+			next
+		prev = seen ? last : mark
+		if (seq != prev + 1)
+			printf "GAP: kernel log records %d..%d lost (ring buffer wrapped)\n", prev + 1, seq - 1
+		seen = 1
+		last = seq
+		print substr($0, index($0, ";") + 1)
+	}'
+}
+
+# kmsg_last_seq: sequence number of the newest record (-1: empty log).
+kmsg_last_seq() {
+	awk -F'[,;]' '/^[0-9]+,[0-9]+,/ { s = $2 } END { print (s == "" ? -1 : s) }'
+}
+
+# dmesg_bad_lines: text on stdin; print the lines DMESG_BAD flags, and gaps.
+dmesg_bad_lines() { grep -E "^GAP: |$DMESG_BAD"; }
+
+# dmesg_mark: remember where the kernel log ends now.  (_dmesg_lines, the
+# line count of dmesg, is kept for tests that tail dmesg themselves.)
+dmesg_mark() {
+	_dmesg_lines=$(dmesg | wc -l)
+	_kmsg_mark=$(_kmsg_dump | kmsg_last_seq)
+}
+
+# dmesg_since: the text of every record logged since dmesg_mark (and gaps).
+dmesg_since() { _kmsg_dump | kmsg_scan "${_kmsg_mark:--1}"; }
+
+# dmesg_clean: succeeds when no bad line was logged since dmesg_mark and
+# none can have been lost.
 dmesg_clean() {
 	local bad
-	bad=$(dmesg | tail -n +"$((${_dmesg_lines:-0} + 1))" | grep -E "$DMESG_BAD")
+	bad=$(dmesg_since | dmesg_bad_lines)
 	[ -z "$bad" ] && return 0
-	printf '# dmesg: %s\n' "$bad" | head -20
+	printf '%s\n' "$bad" | head -20 | sed 's/^/# dmesg: /'
+	return 1
+}
+
+# Kernel taint (/proc/sys/kernel/tainted), one letter per bit as in
+# Documentation/admin-guide/tainted-kernels.rst.  Our modules are
+# out-of-tree (O) and unsigned (E): expected.  Any other new flag -- W (a
+# WARN), D (an oops), L (soft lockup), K (live patch), ... -- is not.
+TAINT_LETTERS=PFSRMBUDAWCIOELKXTN
+TAINT_OK=${TAILFIX_TAINT_OK:-OE}
+
+taint_read() { cat "${TAILFIX_TAINT_FILE:-/proc/sys/kernel/tainted}" 2>/dev/null || echo 0; }
+
+# taint_new BEFORE AFTER: print the letters of flags set in AFTER, not in
+# BEFORE and not in TAINT_OK; fail when there is any.
+taint_new() {
+	local new=$(($2 & ~$1)) bit l out=
+	for ((bit = 0; bit < 63; bit++)); do
+		((new >> bit & 1)) || continue
+		l=${TAINT_LETTERS:bit:1}
+		l=${l:-"bit$bit"}
+		[[ ${#l} -eq 1 && $TAINT_OK == *"$l"* ]] && continue
+		out="$out$l "
+	done
+	[ -z "$out" ] && return 0
+	echo "${out% }"
 	return 1
 }
 

@@ -4,8 +4,13 @@
 # Run test programs the kselftest way and print KTAP:
 #	run_tests.sh prog...
 # Each program runs with the timeout from ./settings; its output is indented
-# as "# " diagnostics.  After each program the kernel log is checked: a WARN,
-# BUG, oops, lockdep, KASAN or RCU-stall line turns the result into a failure.
+# as "# " diagnostics.  After each program:
+#   - the kernel log since the program started (read by /dev/kmsg sequence
+#     number, so a wrapped ring buffer is reported, not skipped) is checked:
+#     a WARN, BUG, oops, lockdep, KASAN or RCU-stall line fails the program;
+#   - /proc/sys/kernel/tainted is compared with its value before: a new
+#     flag other than O and E (our out-of-tree, unsigned modules) fails it.
+# A skipped program's line carries its reason: "ok N name # SKIP reason".
 # The last line is "N passed, N failed, N skipped".
 
 cd "$(dirname "$0")" || exit 1
@@ -15,29 +20,38 @@ trap - EXIT
 timeout_s=$(sed -n 's/^timeout=//p' settings 2>/dev/null)
 timeout_s=${timeout_s:-600}
 can_dmesg=0
-dmesg >/dev/null 2>&1 && can_dmesg=1
+[ -n "$(_kmsg_dump | head -1)" ] && can_dmesg=1
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 
 pass=0 failn=0 skipn=0 n=0
 echo "TAP version 13"
 echo "1..$#"
+[ "$can_dmesg" -eq 1 ] || echo "# /dev/kmsg not readable: kernel log not checked"
 for prog in "$@"; do
 	n=$((n + 1))
 	name="selftests: tailfix: $prog"
 	[ "$can_dmesg" -eq 1 ] && dmesg_mark
+	taint0=$(taint_read)
 	if [ ! -x "$prog" ]; then
 		echo "not ok $n $name # not executable"
 		failn=$((failn + 1))
 		continue
 	fi
-	timeout --kill-after=10 "$timeout_s" "./$prog" 2>&1 | sed -u 's/^/# /'
+	timeout --kill-after=10 "$timeout_s" "./$prog" 2>&1 | tee "$out" | sed -u 's/^/# /'
 	rc=${PIPESTATUS[0]}
-	if [ "$can_dmesg" -eq 1 ] && [ "$rc" -ne 1 ] && ! dmesg_clean; then
-		echo "# kernel log has a bad line after $prog"
-		rc=1
+	if [ "$can_dmesg" -eq 1 ] && ! dmesg_clean; then
+		echo "# kernel log has a bad line (or a gap) after $prog"
+		[ "$rc" -eq 124 ] || rc=1
+	fi
+	if ! taints=$(taint_new "$taint0" "$(taint_read)"); then
+		echo "# kernel taint after $prog: new flags $taints (was $taint0, now $(taint_read))"
+		[ "$rc" -eq 124 ] || rc=1
 	fi
 	case $rc in
 	0)   echo "ok $n $name"; pass=$((pass + 1)) ;;
-	4)   echo "ok $n $name # SKIP"; skipn=$((skipn + 1)) ;;
+	4)   reason=$(sed -n 's/^# SKIP //p' "$out" | tail -1)
+	     echo "ok $n $name # SKIP ${reason:-no reason given}"; skipn=$((skipn + 1)) ;;
 	124) echo "not ok $n $name # TIMEOUT ${timeout_s}s"; failn=$((failn + 1)) ;;
 	*)   echo "not ok $n $name # exit=$rc"; failn=$((failn + 1)) ;;
 	esac

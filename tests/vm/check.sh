@@ -10,11 +10,64 @@
 #   demo:  the TSQ lost-wake-up demo in the 6.1 guest, table at the end;
 #   bench: the benchmarks in the guests, results under bench/results/.
 # Ends with "N passed, N failed, N skipped" over everything that ran.
+#
+# The kernel matrix each mode must cover is asserted (MATRIX below): a
+# kernel series missing from a staged disk, or a disk that could not be
+# staged, is a failure, never a smaller matrix.  Each run stages its own
+# disks (TAILFIX_STAGE_NAME, default check-HASH-PID) under a lock it holds
+# from staging to the last boot, and removes them at the end; concurrent
+# runs do not boot each other's disks.  INT/TERM/HUP stop the running
+# stage or guest (run.sh kills its QEMU).
 set -uo pipefail
 mode=${1:-quick}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 cd "$top" || exit 1
+. "$here/vm-lib.sh"
+cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
+# deps.sh check fetched the arm64 headers: lint must build against them.
+export TAILFIX_LINT_ARM64=required
+
+# ARCH:SERIES every mode must run; a missing one fails.
+case $mode in
+quick) MATRIX="amd64:6.1 amd64:6.12 arm64:6.1" ;;
+full) MATRIX="amd64:6.1 amd64:6.12 arm64:6.1 arm64:6.12" ;;
+*) MATRIX= ;;
+esac
+
+# Our own disks: a name per run, removed on exit (a name given by the
+# caller is kept).  Disks of earlier runs that were killed (their lock is
+# free) are removed first.
+if [ -n "${TAILFIX_STAGE_NAME:-}" ]; then
+	own_stage=0
+else
+	export TAILFIX_STAGE_NAME=check-$(echo "$top" | sha256sum | cut -c1-8)-$$
+	own_stage=1
+fi
+drop_stage() {	# drop_stage DIR NAME
+	safe_rmroot "$1/$2.root" && rm -f "$1/$2.img" "$1/$2.img.kernels"
+}
+for l in "$cache"/*/check-*-[0-9]*.lock; do
+	[ -e "$l" ] && vm_lock_free "$l" || continue
+	echo "== removing the disk of a killed run: ${l%.lock}"
+	drop_stage "$(dirname "$l")" "$(basename "$l" .lock)" && rm -f "$l"
+done
+child=
+on_exit() {
+	[ -z "$child" ] || kill "$child" 2>/dev/null
+	wait 2>/dev/null
+	if [ "$own_stage" -eq 1 ]; then
+		for d in "$cache"/*/; do
+			[ -e "$d/$TAILFIX_STAGE_NAME.lock" ] || continue
+			drop_stage "$d" "$TAILFIX_STAGE_NAME"
+			rm -f "$d/$TAILFIX_STAGE_NAME.lock"
+		done
+	fi
+}
+trap on_exit EXIT
+trap 'echo "check.sh: cancelled"; exit 130' INT
+trap 'echo "check.sh: terminated"; exit 143' TERM
+trap 'exit 129' HUP
 
 deps=check
 [ "$mode" = full ] && deps=full
@@ -29,48 +82,81 @@ add() {	# add LABEL PASS FAIL SKIP
 
 # last_line cmd...: run cmd with its output shown, then print its last line
 # in LAST (a file, not `tee /dev/stderr`, which would truncate a log that
-# stderr is redirected to).
-LAST=
+# stderr is redirected to); its whole output stays in OUT until the next
+# call, its exit status in LAST_RC.  In the background, so that a signal
+# reaches the traps at once.
+LAST= LAST_RC= OUT=$(mktemp)
 last_line() {
-	local f
-	f=$(mktemp)
-	"$@" 2>&1 | tee "$f"
-	LAST=$(tail -1 "$f")
-	rm -f "$f"
+	"$@" > >(tee "$OUT") 2>&1 &
+	child=$!
+	wait "$child"
+	LAST_RC=$?
+	child=
+	wait 2>/dev/null	# the tee
+	LAST=$(tail -1 "$OUT")
 }
 
 # guest ARCH RUN [RESULTS] [KERNEL-FILTER]: stage the disk, boot each kernel.
 guest() {
-	local arch=$1 run=$2 res=${3:-} filter=${4:-.} img k out
+	local arch=$1 run=$2 res=${3:-} filter=${4:-.} img k out s
 	echo "== staging the $arch guest"
+	mkdir -p "$cache/$arch"
+	if ! vm_lock "$cache/$arch/$TAILFIX_STAGE_NAME.lock" -x "stage $TAILFIX_STAGE_NAME"; then
+		add "$arch: stage lock" 0 1 0
+		return
+	fi
+	export TAILFIX_STAGE_LOCK_HELD=$cache/$arch/$TAILFIX_STAGE_NAME.lock
 	# A foreign guest's DKMS install is emulated: stage only the kernels
 	# that boot (the amd64 disk always carries every kernel).
 	local only=.
 	[ "$arch" = amd64 ] || only=$filter
-	if ! img=$(TAILFIX_STAGE_KERNELS=$only "$here/stage.sh" "$arch"); then
+	last_line env TAILFIX_STAGE_KERNELS="$only" "$here/stage.sh" "$arch"
+	img=$(grep -x '/.*\.img' "$OUT" | tail -1)
+	if [ "$LAST_RC" -ne 0 ] || [ -z "$img" ] || [ ! -f "$img.kernels" ]; then
 		add "$arch: stage (dkms install)" 0 1 0
+		unset TAILFIX_STAGE_LOCK_HELD
 		return
 	fi
+	# The matrix: every series this mode wants of ARCH must be on the disk.
+	for s in $MATRIX; do
+		[ "${s%%:*}" = "$arch" ] || continue
+		s=${s#*:}
+		grep -q "^${s//./\\.}\." "$img.kernels" ||
+			add "$arch $s: kernel missing from the staged disk ($(echo $(cat "$img.kernels")))" 0 1 0
+	done
 	for k in $(grep -E "$filter" "$img.kernels"); do
 		echo "== $k ($arch): $run"
 		local t0=$SECONDS
 		last_line "$here/run.sh" "$arch" "$img" "$k" "$run" "${res:+$res/$k}"
 		set -- $LAST
-		add "$k ($arch), $((SECONDS - t0)) s" "$4" "$5" "$6"
+		if [ "${1:-}" = RESULT ] && [ $# -eq 6 ]; then
+			add "$k ($arch), $((SECONDS - t0)) s" "$4" "$5" "$6"
+		else
+			add "$k ($arch): no RESULT line from run.sh" 0 1 0
+		fi
 	done 2>&1
+	unset TAILFIX_STAGE_LOCK_HELD
 }
 
 case $mode in
 quick|full)
 	echo "== host checks"
 	t0=$SECONDS
-	last_line tests/run_tests.sh $(make -s -C tests print-host-test-progs)
+	hostprogs=$(make -s -C tests print-host-test-progs)
+	last_line tests/run_tests.sh $hostprogs
+	mkdir -p "$cache/host"
+	cp "$OUT" "$cache/host/ktap.txt"
+	echo "$LAST_RC" >"$cache/host/exit"
+	# The same judge as the guests': whole KTAP, and no skip that is not
+	# on tests/vm/skip-allowlist-host.
+	last_line "$here/judge.sh" --expect "$hostprogs" --allow "$here/skip-allowlist-host" \
+		tests:host host "$(uname -m)" "$cache/host"
 	set -- $LAST
-	add "host checks, $((SECONDS - t0)) s" "$1" "$3" "$5"
+	add "host checks, $((SECONDS - t0)) s" "${4:-0}" "${5:-1}" "${6:-0}"
 	guest amd64 check
 	if [ "$mode" = full ]; then
-		[ -x "$here/image-foreign.sh" ] && guest arm64 check
-	elif [ -x "$here/image-foreign.sh" ]; then
+		guest arm64 check
+	else
 		guest arm64 check "" '^6\.1\.'
 	fi
 	;;
@@ -98,6 +184,7 @@ bench)
 	exit 2 ;;
 esac
 
+rm -f "$OUT"
 echo
 echo "== summary"
 printf '%s\n' "${summary[@]}"

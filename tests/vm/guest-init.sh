@@ -4,12 +4,21 @@
 # PID 1 of the test guest (kernel argument init=/opt/tailfix/tests/vm/guest-init.sh).
 # Mounts the basics, runs what the kernel argument tailfix.run= asks for,
 # copies /results to the second disk (if any) and powers off.  Everything it
-# prints goes to the serial console, which run.sh streams and parses.
+# prints goes to the serial console, which run.sh streams for humans; the
+# verdict (run.sh, judge.sh) comes from the files left in /results:
+#   ktap.txt       run_tests.sh's KTAP (run=check, tests:...)
+#   exit           the run's exit status (also printed as TAILFIX-EXIT)
+#   dkms-failed    the DKMS log, when the at-boot install failed
+#   dmesg-bad.txt  bad kernel-log lines of the whole boot (lib.sh DMESG_BAD)
+#   taint-new      taint flags the run added, besides O and E
+#   uname          the running kernel
 #   tailfix.run=check            the kselftest suite (tests/Makefile TEST_PROGS)
 #   tailfix.run=tests:a.sh,b.sh  only those tests
 #   tailfix.run=demo|bench       tests/vm/guest-demo.sh / bench/run-guest.sh
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LC_ALL=C
+# A guest is a dedicated machine: the tests that change global state run.
+export TAILFIX_DISRUPTIVE=1
 
 mount -t proc proc /proc
 mount -t sysfs sys /sys
@@ -36,22 +45,30 @@ poweroff_now() {
 run=$(sed -n 's/.*tailfix\.run=\([^ ]*\).*/\1/p' /proc/cmdline)
 echo "TAILFIX-GUEST kernel=$(uname -r) arch=$(uname -m) run=$run"
 cd /opt/tailfix || poweroff_now
+mkdir -p /results
+uname -r >/results/uname
+taint0=$(cat /proc/sys/kernel/tainted)
 
 # A foreign-architecture image is installed through DKMS at first boot.
 if [ -f /.tailfix-dkms-at-boot ]; then
 	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 	if dkms add "ena-tcp-tailfix/$ver" >/dev/null 2>&1 || dkms status | grep -q tailfix; then
 		dkms install "ena-tcp-tailfix/$ver" -k "$(uname -r)" >/tmp/dkms.log 2>&1 ||
-			{ echo "TAILFIX-DKMS-FAILED"; tail -20 /tmp/dkms.log; }
+			{ echo "TAILFIX-DKMS-FAILED"; tail -40 /tmp/dkms.log | tee /results/dkms-failed; }
+	else
+		echo "TAILFIX-DKMS-FAILED"
+		echo "dkms add ena-tcp-tailfix/$ver failed" | tee /results/dkms-failed
 	fi
 fi
 
-dmesg -n 4
+# Console level 5: KERN_WARNING (4) and worse reach the console (a WARN's
+# "WARNING:" line and its trace), KERN_NOTICE and chattier do not.
+dmesg -n 5
 case $run in
 check)
-	tests/run_tests.sh $(make -s -C tests print-test-progs) ;;
+	tests/run_tests.sh $(make -s -C tests print-test-progs) | tee /results/ktap.txt ;;
 tests:*)
-	tests/run_tests.sh $(echo "${run#tests:}" | tr ',' ' ') ;;
+	tests/run_tests.sh $(echo "${run#tests:}" | tr ',' ' ') | tee /results/ktap.txt ;;
 demo)
 	tests/vm/guest-demo.sh /results ;;
 bench)
@@ -59,17 +76,23 @@ bench)
 shell)
 	bash -i </dev/console >/dev/console 2>&1 ;;
 *)
-	echo "unknown tailfix.run=$run" ;;
+	echo "unknown tailfix.run=$run"; false ;;
 esac
-rc=$?
+rc=${PIPESTATUS[0]}
 
 # The same bad-line pattern the runner checks after every test.
 DMESG_BAD=$(. tests/lib.sh && echo "$DMESG_BAD")
 bad=$(dmesg | grep -E "$DMESG_BAD")
 if [ -n "$bad" ]; then
+	echo "$bad" >/results/dmesg-bad.txt
 	echo "$bad" | sed 's/^/TAILFIX-DMESG-BAD /' | head -20
 fi
 dmesg >/results/dmesg.txt
+if ! taint=$(. tests/lib.sh && trap - EXIT && taint_new "$taint0" "$(cat /proc/sys/kernel/tainted)"); then
+	echo "$taint" >/results/taint-new
+	echo "TAILFIX-TAINT new flags: $taint"
+fi
+echo "$rc" >/results/exit
 echo "TAILFIX-EXIT $rc"
 [ -b /dev/vdb ] && tar -cf /dev/vdb -C /results .
 poweroff_now

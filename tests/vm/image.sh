@@ -3,8 +3,19 @@
 #
 # image.sh ARCH: print the path of a cached Debian 12 guest root directory
 # for ARCH (amd64 or arm64), building it first when it is missing or when its
-# inputs (this script, the package list) changed.  The cache lives outside the
-# checkout: $TAILFIX_CACHE (default /var/cache/ena-tcp-tailfix).
+# inputs changed.  The cache lives outside the checkout: $TAILFIX_CACHE
+# (default /var/cache/ena-tcp-tailfix).
+#
+# The cache key is what the root is made of: the package lists, the kernel
+# versions apt offers for the matrix right now (a security update makes a
+# new root, whose kernels match the host's new headers) and RECIPE, bumped
+# by hand when the way the root is built changes.  Editing this script's
+# comments or locking does not throw the cache away.
+#
+# Builds take $cache/$arch/image.lock.  Roots of other keys are dropped,
+# except the newest of them (an older checkout may still want it) and any
+# that a stage is copying (its rootfs-KEY.lock is held) or that a process
+# uses; nothing with a mount inside is ever removed (vm-lib.sh).
 #
 # The guest has the kernel matrix installed through Debian's meta packages,
 # their headers, dkms and a compiler (the package is installed into it through
@@ -23,10 +34,25 @@ arm64) kernel_pkgs="linux-image-cloud-arm64 linux-headers-cloud-arm64 linux-imag
 *) echo "image.sh: unknown arch $arch (amd64, arm64)" >&2; exit 2 ;;
 esac
 build_pkgs="dkms make gcc libc6-dev initramfs-tools xz-utils patch"
+# Bump when the steps below (or image-foreign.sh's) change what a root holds.
+RECIPE=1
 
-key=$(cat "$0" | sha256sum | cut -c1-12)
-# A foreign root is also made by image-foreign.sh: part of its key.
-[ "$arch" = amd64 ] || key=$(cat "$0" "$here/image-foreign.sh" | sha256sum | cut -c1-12)
+. "$here/vm-lib.sh"
+
+# The versions apt would install of the kernel meta packages (by the names
+# of this host's architecture: Debian builds every architecture's kernel
+# from one source version).
+kernel_versions() {
+	local native p
+	native=$(dpkg --print-architecture 2>/dev/null) || return 0
+	for p in $kernel_pkgs; do
+		apt-cache policy "${p/%-$arch/-$native}" 2>/dev/null |
+			awk -v p="$p" '/Candidate:/ { print p "=" $2 }'
+	done
+}
+
+key=$(printf '%s\n' "recipe=$RECIPE" "arch=$arch" "$base_pkgs" "$kernel_pkgs" "$build_pkgs" \
+	"$(kernel_versions)" | sha256sum | cut -c1-12)
 root=$cache/$arch/rootfs-$key
 if [ -f "$root/.tailfix-complete" ]; then
 	echo "$root"
@@ -35,10 +61,26 @@ fi
 
 log() { echo "image.sh: $*" >&2; }
 mkdir -p "$cache/$arch"
-# Drop stale images of older keys: they are big.
-find "$cache/$arch" -maxdepth 1 -name 'rootfs-*' ! -name "rootfs-$key" -exec rm -rf {} + 2>/dev/null || true
+vm_lock "$cache/$arch/image.lock" -x "the $arch image build" || exit 1
+if [ -f "$root/.tailfix-complete" ]; then	# built while we waited
+	echo "$root"
+	exit 0
+fi
+log "kernels: $(kernel_versions | tr '\n' ' ')(key $key)"
+# Drop roots of other keys (they are big), but the newest, and none in use.
+keep=$(ls -dt "$cache/$arch"/rootfs-* 2>/dev/null | grep -v -e "/rootfs-$key\$" -e '\.tmp$' -e '\.lock$' | head -1)
+for old in "$cache/$arch"/rootfs-*; do
+	case $old in "$root"|"$root.tmp"|*.lock|"$keep") continue ;; esac
+	[ -d "$old" ] || continue
+	if ! vm_lock_free "${old%.tmp}.lock" || vm_in_use "$old"; then
+		log "keeping $old: in use"
+		continue
+	fi
+	log "dropping $old"
+	safe_rmroot "$old" || true
+done
 tmp=$root.tmp
-rm -rf "$tmp"
+safe_rmroot "$tmp" || exit 1
 
 mounts=()
 cleanup() {

@@ -4,34 +4,81 @@
 # run.sh ARCH IMG KVER RUN [RESULTS_DIR]
 # Boot kernel KVER of the staged guest disk IMG (stage.sh) under QEMU (TCG,
 # no /dev/kvm needed), with tailfix.run=RUN (see guest-init.sh), stream the
-# console, and judge the run:
-#   - the guest's summary line "N passed, N failed, N skipped" is reported;
-#   - a panic, oops, WARN, BUG, lockdep or RCU-stall line on the console or in
-#     the guest's final dmesg scan counts as one more failure;
-#   - a guest that does not power off within TAILFIX_VM_TIMEOUT seconds
-#     (default 1800) is killed and counts as a failure.
-# One guest at a time per machine (flock /tmp/tailfix-vm.lock): timing
-# tests need the cores.  The disk is booted with -snapshot: the image is never modified.  Whatever
-# the guest left in /results is unpacked into RESULTS_DIR.
-# Last line: "RESULT KVER ARCH pass fail skip".
+# console for humans, and judge the run with judge.sh from the files the
+# guest left on its results disk (KTAP, exit status, DKMS and kernel-log
+# findings, taint), not from the console:
+#   - a missing or garbled summary, a plan that is not the tests asked for,
+#     a skip not on tests/vm/skip-allowlist, a non-zero exit, a failed DKMS
+#     install, a bad kernel-log line or a new taint flag fails the guest;
+#   - a guest that does not power off in time is killed and fails.  The
+#     time allowed is TAILFIX_VM_TIMEOUT, by default computed from the
+#     per-test timeout of tests/settings: boot allowance + tests x timeout,
+#     so that a test run_tests.sh would still wait for is never cut short.
+# One guest at a time per machine (flock -w on /tmp/tailfix-vm.lock): timing
+# tests need the cores; IMG's own lock is held shared, so it is not restaged
+# under a running guest.  The disk is booted with -snapshot: the image is
+# never modified.  The guest's /results are kept in RESULTS_DIR (default
+# $cache/ARCH/logs/results-NAME-KVER-RUN).  A cancelled run (INT, TERM, HUP)
+# kills its QEMU; a QEMU a killed run left behind for the same disk is
+# stopped before the next boot.
+# Last line: "RESULT KVER ARCH pass fail skip"; exit 0 when fail is 0.
 set -uo pipefail
 
 arch=$1 img=$2 kver=$3 run=$4 resdir=${5:-}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/vm-lib.sh"
 cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
-tmo=${TAILFIX_VM_TIMEOUT:-1800}
+name=$(basename "$img" .img)
 work=${img%.img}.root
 kernel=$work/boot/vmlinuz-$kver
 initrd=$work/boot/initrd.img-$kver
 [ -f "$kernel" ] || { echo "run.sh: no kernel $kernel" >&2; echo "RESULT $kver $arch 0 1 0"; exit 1; }
 
+# The guest's time: boot (and a DKMS build at boot for a foreign image),
+# then every test up to its own timeout.
+per_test=$(sed -n 's/^timeout=//p' "$here/../settings" 2>/dev/null)
+per_test=${per_test:-600}
+case $run in
+check) ntests=$(make -s -C "$here/.." print-test-progs | wc -w) ;;
+tests:*) ntests=$(echo "${run#tests:}" | tr ',' '\n' | grep -c .) ;;
+*) ntests=0 ;;
+esac
+allow=600
+[ -f "$work/.tailfix-dkms-at-boot" ] && allow=$((allow + 1800))
+tmo=$((allow + ntests * per_test))
+[ "$ntests" -gt 0 ] || tmo=1800
+tmo=${TAILFIX_VM_TIMEOUT:-$tmo}
+
 logdir=$cache/$arch/logs
 mkdir -p "$logdir"
-console=$logdir/console-$kver-${run%%:*}.log
+tag=$name-$kver-${run%%:*}
+console=$logdir/console-$tag.log
+pidf=$logdir/qemu-$name.pid
+tpidf=$logdir/timeout-$name.pid
+rcf=$(mktemp)
 resimg=$(mktemp "$cache/$arch/results.XXXXXX")
+unpack=$(mktemp -d)
 truncate -s 256M "$resimg"
 
-append="root=/dev/vda rw init=/opt/tailfix/tests/vm/guest-init.sh panic=-1 oops=panic loglevel=4 net.ifnames=0 tailfix.run=$run"
+# ours PID: PID is a QEMU (or its timeout) booting this disk.
+ours() { [ -n "$1" ] && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF "file=$img,"; }
+cleanup() {
+	local p
+	for p in "$(cat "$tpidf" 2>/dev/null)" "$(cat "$pidf" 2>/dev/null)"; do
+		ours "$p" && kill "$p" 2>/dev/null
+	done
+	rm -f "$resimg" "$rcf" "$pidf" "$tpidf"
+	rm -rf "$unpack"
+}
+trap cleanup EXIT
+trap 'echo "# run.sh: cancelled"; exit 130' INT
+trap 'echo "# run.sh: terminated"; exit 143' TERM
+trap 'exit 129' HUP
+
+# loglevel=5: warnings (KERN_WARNING, 4) reach the console; log_buf_len:
+# room for a whole run, so the final scan rarely misses the start of it
+# (the per-test scans of run_tests.sh report a wrap, they never miss one).
+append="root=/dev/vda rw init=/opt/tailfix/tests/vm/guest-init.sh panic=-1 oops=panic loglevel=5 log_buf_len=4M net.ifnames=0 tailfix.run=$run"
 case $arch in
 amd64)
 	qemu=(qemu-system-x86_64 -M q35 -cpu max -m 3072)
@@ -63,42 +110,42 @@ qemu+=(-smp "$cpus" -accel tcg,thread=multi -nographic -no-reboot -nic none
        -kernel "$kernel" -initrd "$initrd" -append "$append"
        -drive "file=$img,format=raw,if=virtio,snapshot=on"
        -drive "file=$resimg,format=raw,if=virtio"
-       -monitor "unix:$logdir/monitor-$kver.sock,server,nowait")
+       -pidfile "$pidf"
+       -monitor "unix:$logdir/monitor-$name.sock,server,nowait")
 
-echo "# booting $kver ($arch, $cpus vCPU), run=$run; console log: $console"
+vm_lock "${img%.img}.lock" -s "the disk $img (being staged?)" || { echo "RESULT $kver $arch 0 1 0"; exit 1; }
+# A QEMU of this disk whose run.sh is gone was left behind by a run killed
+# outright (SIGKILL: no trap ran); it holds the machine lock: stop it.
+runf=$logdir/runner-$name.pid
+if old=$(cat "$pidf" 2>/dev/null) && ours "$old" &&
+	! tr '\0' ' ' <"/proc/$(cat "$runf" 2>/dev/null)/cmdline" 2>/dev/null | grep -q 'run\.sh'; then
+	echo "# stopping QEMU $old left behind by a killed run of $img"
+	kill "$old"
+fi
+vm_lock "${TAILFIX_VM_LOCK:-/tmp/tailfix-vm.lock}" -x "the machine (another guest is running)" ||
+	{ echo "RESULT $kver $arch 0 1 0"; exit 1; }
+echo $$ >"$runf"
+rm -f "$pidf"
+
+echo "# booting $kver ($arch, $cpus vCPU), run=$run, timeout ${tmo}s; console log: $console"
 t0=$SECONDS
-flock "${TAILFIX_VM_LOCK:-/tmp/tailfix-vm.lock}" timeout --kill-after=10 "$tmo" "${qemu[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$console" |
-	grep --line-buffered -E '^(TAP version|[0-9]+\.\.[0-9]+|ok |not ok |# |TAILFIX-|[0-9]+ passed, )' |
-	grep --line-buffered -v '^TAILFIX-EXIT'
-qrc=${PIPESTATUS[0]}
+# In the background, so that a signal reaches the traps above at once.
+{
+	timeout --kill-after=10 "$tmo" "${qemu[@]}" </dev/null 2>&1 &
+	echo $! >"$tpidf"
+	wait $!
+	echo $? >"$rcf"
+} | sed -u 's/\r$//' | tee "$console" |
+	grep --line-buffered -E '^(TAP version|[0-9]+\.\.[0-9]+|ok |not ok |# |TAILFIX-|[0-9]+ passed, )' &
+wait $!
+qrc=$(cat "$rcf" 2>/dev/null)
 echo "# guest $kver ran $((SECONDS - t0)) s"
 
-if [ -n "$resdir" ]; then
-	mkdir -p "$resdir"
-	tar -C "$resdir" -xf "$resimg" 2>/dev/null || echo "# no results archive from the guest"
-fi
-rm -f "$resimg"
+tar -C "$unpack" -xf "$resimg" 2>/dev/null || echo "# no results archive from the guest"
+[ -n "$resdir" ] || resdir=$logdir/results-$tag
+[ "$resdir" = "$logdir/results-$tag" ] && rm -rf "$resdir"
+mkdir -p "$resdir"
+cp -a "$unpack/." "$resdir/"
+echo "# guest results: $resdir"
 
-summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$console" | tail -1)
-pass=$(echo "$summary" | awk '{print $1+0}')
-fail=$(echo "$summary" | awk '{print $3+0}')
-skip=$(echo "$summary" | awk '{print $5+0}')
-extra=0
-if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
-	echo "not ok - guest $kver did not power off within ${tmo}s"
-	extra=$((extra + 1))
-fi
-if ! grep -q '^TAILFIX-EXIT' "$console"; then
-	echo "not ok - guest $kver ended without finishing its run"
-	grep -E 'Kernel panic|BUG:|Oops|WARNING:|Call Trace' "$console" | head -20 | sed 's/^/# /'
-	extra=$((extra + 1))
-fi
-if grep -qE '^TAILFIX-DMESG-BAD|Kernel panic|rcu: INFO|self-detected stall' "$console"; then
-	echo "not ok - guest $kver kernel log has WARN/BUG/oops/lockdep/RCU lines"
-	extra=$((extra + 1))
-fi
-if [ "$run" != check ] && [ "${run%%:*}" != tests ] && [ -z "$summary" ]; then
-	# demo/bench runs have no summary line: their exit status is the verdict.
-	grep -q '^TAILFIX-EXIT 0' "$console" && pass=1 || fail=1
-fi
-echo "RESULT $kver $arch ${pass:-0} $((${fail:-0} + extra)) ${skip:-0}"
+"$here/judge.sh" --console "$console" --qemu-rc "${qrc:-1}" --timeout "$tmo" "$run" "$kver" "$arch" "$unpack"

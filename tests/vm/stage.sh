@@ -9,7 +9,13 @@
 #      dkms.conf, as a user runs it; the build log is kept next to the image;
 #   3. the tests, helper tools and benchmarks under /opt/tailfix;
 #   4. an ext4 disk made from that tree (mke2fs -d, nothing mounted).
+# TAILFIX_STAGE_NAME names the disk ($cache/ARCH/NAME.img, default guest-
+# plus a hash of this checkout's path, so two checkouts never share one);
+# staging holds NAME.lock exclusively, run.sh holds it shared while booting.
 set -euo pipefail
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP
 
 arch=${1:-amd64}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,13 +24,23 @@ cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 pkg=ena-tcp-tailfix-$version
 log() { echo "stage.sh: $*" >&2; }
+. "$here/vm-lib.sh"
 
-root=$("$here/image.sh" "$arch")
-# TAILFIX_STAGE_NAME lets several developers stage at once on one machine.
-name=${TAILFIX_STAGE_NAME:-guest}
+name=${TAILFIX_STAGE_NAME:-guest-$(echo "$top" | sha256sum | cut -c1-8)}
 work=$cache/$arch/$name.root
 img=$cache/$arch/$name.img
-rm -rf "$work"
+mkdir -p "$cache/$arch"
+vm_lock "$cache/$arch/$name.lock" -x "stage $name" || exit 1
+
+# The base root, locked shared while it is copied (image.sh drops no root
+# whose lock is held).
+for try in 1 2 3; do
+	root=$("$here/image.sh" "$arch")
+	vm_lock "$root.lock" -s "base root $root" || exit 1
+	[ -f "$root/.tailfix-complete" ] && break
+	log "$root went away, again"
+done
+safe_rmroot "$work"
 cp -a --reflink=auto "$root" "$work"
 
 # The package source, as `dkms add` expects it in /usr/src.
@@ -94,7 +110,7 @@ cp "$cache/$arch/tools/"* "$work/opt/tailfix/tests/tools/"
 mkdir -p "$work/results"
 
 size_mb=$(($(du -sm "$work" | cut -f1) + 1536))
-rm -f "$img"
+rm -f "$img" "$img.kernels"
 mke2fs -q -t ext4 -d "$work" -F "$img" "${size_mb}M" >&2
 echo "$kernels" >"$img.kernels"
 log "guest disk $img (${size_mb} MB) for: $(echo $kernels)"

@@ -1,0 +1,253 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The harness judges runs that did not happen, or happened in part, as
+# failures.  Fed fixtures, without booting anything:
+#   - tests/vm/judge.sh (run.sh's verdict on a guest) with a good run, which
+#     must pass, and with each kind of bad run, which must fail: missing or
+#     garbled summary, non-zero exit, wrong plan, DKMS failed, a skip off
+#     the allowlist, ...;
+#   - the kernel-log detector of lib.sh with /dev/kmsg records (arm64's
+#     "Call trace:", a WARN, a wrapped ring buffer);
+#   - the taint comparator with before/after values;
+#   - run_tests.sh itself on small fake tests, with a fake /dev/kmsg and a
+#     fake taint file that the tests write to.
+. "$(dirname "$0")/../lib.sh"
+
+JUDGE=$TESTS_DIR/vm/judge.sh
+TMP=$(mktemp -d)
+on_exit rm -rf "$TMP"
+
+cat >"$TMP/allow" <<'EOF'
+# fixture allowlist
+ena_hw.sh	^no ENA device$
+EOF
+
+# fixture NAME: a results directory of a good tests:a.sh,b.sh,ena_hw.sh
+# run, for the case to spoil.
+fixture() {
+	local d=$TMP/$1
+	mkdir -p "$d"
+	cat >"$d/ktap.txt" <<'EOF'
+TAP version 13
+1..3
+# ok 1 first property
+# ok 2 second property
+# 1..2
+ok 1 selftests: tailfix: a.sh
+# ok 1 only property
+# 1..1
+ok 2 selftests: tailfix: b.sh
+# # SKIP no ENA device
+ok 3 selftests: tailfix: ena_hw.sh # SKIP no ENA device
+2 passed, 0 failed, 1 skipped
+EOF
+	echo 0 >"$d/exit"
+	echo 6.1.0-99-cloud-amd64 >"$d/uname"
+	echo "$d"
+}
+
+# judge DIR [options]: judge.sh's verdict on DIR as the run
+# tests:a.sh,b.sh,ena_hw.sh of 6.1.0-99-cloud-amd64.
+judge() {
+	local d=$1
+	shift
+	"$JUDGE" --allow "$TMP/allow" "$@" tests:a.sh,b.sh,ena_hw.sh 6.1.0-99-cloud-amd64 amd64 "$d" \
+		>"$d.out" 2>&1
+	local rc=$?
+	sed 's/^/# /' "$d.out" | grep -v '^# RESULT' | head -5
+	return $rc
+}
+judge_passes() { judge "$@" && tail -1 "$1.out" | grep -qx 'RESULT 6.1.0-99-cloud-amd64 amd64 2 0 1'; }
+judge_fails() { ! judge "$@" && tail -1 "$1.out" | grep -qE '^RESULT \S+ amd64 [0-9]+ [1-9][0-9]* [0-9]+$'; }
+
+d=$(fixture good)
+check "judge: a good run passes (2 passed, 1 allowed skip)" judge_passes "$d"
+
+d=$(fixture nosummary)
+sed -i '$d' "$d/ktap.txt"
+check "judge: a missing summary line fails" judge_fails "$d"
+
+d=$(fixture garbled)
+sed -i '$s/.*/2 passed, 0 faile/' "$d/ktap.txt"
+check "judge: a garbled summary line fails" judge_fails "$d"
+
+d=$(fixture cut)
+head -n 7 "$TMP/good/ktap.txt" >"$d/ktap.txt"
+check "judge: KTAP cut off mid-run (guest died) fails" judge_fails "$d"
+
+d=$(fixture lying)
+sed -i '$s/.*/3 passed, 0 failed, 0 skipped/' "$d/ktap.txt"
+check "judge: a summary that disagrees with the result lines fails" judge_fails "$d"
+
+d=$(fixture interleaved)
+sed -i '6s/^/[   12.345678] virtio_net virtio0 eth0: renamed\n/' "$d/ktap.txt"
+check "judge: a foreign (kernel) line inside the KTAP fails" judge_fails "$d"
+
+d=$(fixture exit1)
+echo 1 >"$d/exit"
+check "judge: TAILFIX-EXIT 1 with every test ok fails" judge_fails "$d"
+
+d=$(fixture noexit)
+rm "$d/exit"
+check "judge: no exit status (run did not finish) fails" judge_fails "$d"
+
+d=$(fixture noktap)
+rm "$d/ktap.txt"
+check "judge: no results file fails" judge_fails "$d"
+
+d=$(fixture emptyktap)
+: >"$d/ktap.txt"
+check "judge: an empty results file fails" judge_fails "$d"
+
+d=$(fixture plan)
+sed -i 's/^1\.\.3$/1..2/' "$d/ktap.txt"
+check "judge: a plan that is not the tests asked for fails" judge_fails "$d"
+
+d=$(fixture fewer)
+check "judge: a run of fewer tests than asked for fails" \
+	judge_fails "$d" --expect "a.sh b.sh ena_hw.sh c.sh"
+
+d=$(fixture renamed)
+sed -i 's/tailfix: b\.sh/tailfix: c.sh/' "$d/ktap.txt"
+check "judge: a result under another test's name fails" judge_fails "$d"
+
+d=$(fixture dkms)
+echo "Error! Bad return status for module build on kernel" >"$d/dkms-failed"
+check "judge: a failed DKMS install fails" judge_fails "$d"
+
+d=$(fixture skip)
+sed -i 's/^ok 1 selftests: tailfix: a\.sh$/ok 1 selftests: tailfix: a.sh # SKIP tsq_probe is not installed for 6.1.0-99-cloud-amd64/' "$d/ktap.txt"
+sed -i '$s/.*/1 passed, 0 failed, 2 skipped/' "$d/ktap.txt"
+check "judge: our module not installed (skip off the allowlist) fails" judge_fails "$d"
+
+d=$(fixture skipother)
+sed -i 's/^ok 3 \(.*\) # SKIP no ENA device$/ok 3 \1 # SKIP no traffic source/' "$d/ktap.txt"
+check "judge: an allowed test skipping for another reason fails" judge_fails "$d"
+
+d=$(fixture subskip)
+sed -i 's/^# ok 2 second property$/# ok 2 second property # SKIP module tcp_dctcp not available/' "$d/ktap.txt"
+check "judge: a subtest skip off the allowlist fails" judge_fails "$d"
+
+d=$(fixture dmesg)
+echo "WARNING: CPU: 0 PID: 1 at net/ipv4/tcp.c:1 x" >"$d/dmesg-bad.txt"
+check "judge: a bad kernel-log line fails" judge_fails "$d"
+
+d=$(fixture taint)
+echo W >"$d/taint-new"
+check "judge: a new taint flag fails" judge_fails "$d"
+
+d=$(fixture kernel)
+echo 6.12.0-1-cloud-amd64 >"$d/uname"
+check "judge: the wrong kernel booted fails" judge_fails "$d"
+
+d=$(fixture timeout)
+check "judge: a guest killed by the timeout fails" judge_fails "$d" --qemu-rc 124
+
+d=$(fixture panic)
+echo "[ 99.1] Kernel panic - not syncing: Fatal exception" >"$TMP/console"
+check "judge: a panic on the console fails" judge_fails "$d" --console "$TMP/console"
+
+# run=check: the plan must be tests/Makefile's TEST_PROGS.
+progs=$(make -s -C "$TESTS_DIR" print-test-progs)
+mkcheck() {	# mkcheck DIR N: a good run=check KTAP of the first N programs
+	local d=$TMP/$1 i=0 p
+	mkdir -p "$d"
+	{
+		echo "TAP version 13"
+		echo "1..$2"
+		for p in $progs; do
+			i=$((i + 1))
+			[ "$i" -le "$2" ] && echo "ok $i selftests: tailfix: $p"
+		done
+		echo "$2 passed, 0 failed, 0 skipped"
+	} >"$d/ktap.txt"
+	echo 0 >"$d/exit"
+	echo "$d"
+}
+n=$(echo "$progs" | wc -w)
+all=$(mkcheck checkall "$n")
+short=$(mkcheck checkshort $((n - 1)))
+check "judge: run=check with every TEST_PROGS passes" eval '"$JUDGE" check k amd64 "$all" >/dev/null'
+check "judge: run=check one test short of TEST_PROGS fails" \
+	eval '! "$JUDGE" check k amd64 "$short" >/dev/null'
+allowed_tests() { grep -vE '^[[:space:]]*(#|$)' "$1" | awk '{ print $1 }' | sort -u | tr '\n' ' '; }
+check "judge: the real allowlist allows ena_hw.sh alone" \
+	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "ena_hw.sh "
+
+# ---- the kernel-log detector ----
+kmsg() {	# kmsg FIRST_SEQ line...: /dev/kmsg records from FIRST_SEQ on
+	local s=$1 l
+	shift
+	for l in "$@"; do
+		printf '4,%d,%d,-;%s\n' "$s" "$((s * 1000))" "$l"
+		s=$((s + 1))
+	done
+}
+flags() { kmsg "$@" | kmsg_scan 9 | dmesg_bad_lines | grep -q .; }
+check "dmesg: arm64 'Call trace:' is flagged" flags 10 "ok" "Call trace:"
+check "dmesg: x86 'Call Trace:' is flagged" flags 10 "Call Trace:"
+check "dmesg: a WARN is flagged" flags 10 "WARNING: CPU: 1 PID: 7 at kernel/x.c:2 f+0x1/0x2"
+check "dmesg: an RCU stall is flagged" flags 10 "rcu: INFO: rcu_preempt self-detected stall on CPU"
+check "dmesg: ordinary lines are not flagged" eval '! flags 10 "tsq_probe: loaded" "eth0: link up"'
+check "dmesg: bad lines before the mark are not flagged" \
+	eval '! { kmsg 5 "WARNING: old" "x" "y" "z" "w" "ok" | kmsg_scan 9 | dmesg_bad_lines | grep -q .; }'
+check "dmesg: a wrapped ring buffer (first record after mark+1) is a gap" \
+	eval 'kmsg 14 "ok" | kmsg_scan 9 | dmesg_bad_lines | grep -q "^GAP: kernel log records 10..13 lost"'
+check "dmesg: records missing in the middle are a gap" \
+	eval '{ kmsg 10 a; kmsg 12 b; } | kmsg_scan 9 | grep -q "^GAP"'
+check "dmesg: continuation (dictionary) lines are skipped" \
+	eval '! { kmsg 10 a; echo " SUBSYSTEM=WARNING: x"; } | kmsg_scan 9 | dmesg_bad_lines | grep -q .'
+
+# ---- the taint comparator ----
+OE=$(((1 << 12) | (1 << 13)))
+taint_is() {	# taint_is BEFORE AFTER LETTERS: taint_new fails naming LETTERS
+	local out
+	! out=$(taint_new "$1" "$2") && [ "$out" = "$3" ]
+}
+check "taint: W (bit 9) appearing fails" taint_is 0 $((1 << 9)) W
+check "taint: D (bit 7) appearing fails" taint_is $OE $((OE | 1 << 7)) D
+check "taint: L and K (bits 14, 15) appearing fail" taint_is 0 $((3 << 14)) "L K"
+check "taint: O and E (our modules) are expected" taint_new 0 $OE
+check "taint: a flag set before the test is not new" taint_new $((1 << 9)) $((1 << 9 | OE))
+
+# ---- run_tests.sh on fake tests, fake kernel log and taint ----
+fake=$TMP/fake
+mkdir -p "$fake"
+export TAILFIX_KMSG=$fake/kmsg TAILFIX_TAINT_FILE=$fake/tainted
+kmsg 1 "booted" >"$TAILFIX_KMSG"
+echo 0 >"$TAILFIX_TAINT_FILE"
+mkt() {	# mkt NAME BODY: a fake test program
+	printf '#!/bin/bash\n. %q/lib.sh\n%s\n' "$TESTS_DIR" "$2" >"$fake/$1"
+	chmod +x "$fake/$1"
+}
+mkt pass.sh 'check "fine" true; ksft_finish'
+mkt skip.sh 'skip "reason for the fixture"'
+mkt warn.sh "printf '4,2,0,-;WARNING: CPU: 0 PID: 1 at x\n' >>$TAILFIX_KMSG; exit 0"
+mkt wrap.sh "printf '4,9,0,-;ok\n' >>$TAILFIX_KMSG; exit 0"
+mkt taint.sh "echo 512 >$TAILFIX_TAINT_FILE; exit 0"
+mkt ourtaint.sh "echo $((512 | OE)) >$TAILFIX_TAINT_FILE; exit 0"
+rel=$(realpath --relative-to="$TESTS_DIR" "$fake")
+(cd "$TESTS_DIR" && ./run_tests.sh "$rel/pass.sh" "$rel/skip.sh" "$rel/warn.sh" "$rel/wrap.sh" \
+	"$rel/taint.sh" "$rel/ourtaint.sh") >"$fake/ktap.txt" 2>&1
+sed 's/^/# /' "$fake/ktap.txt" | grep -v '^# # '
+line() { grep -qx "$1" "$fake/ktap.txt"; }
+check "run_tests: a passing test passes, its subtests have a plan" \
+	eval 'line "ok 1 selftests: tailfix: $rel/pass.sh" && line "# 1..1"'
+check "run_tests: a skip carries its reason" \
+	line "ok 2 selftests: tailfix: $rel/skip.sh # SKIP reason for the fixture"
+check "run_tests: a WARN in the kernel log fails the test" \
+	line "not ok 3 selftests: tailfix: $rel/warn.sh # exit=1"
+check "run_tests: a gap in the kernel log fails the test" \
+	line "not ok 4 selftests: tailfix: $rel/wrap.sh # exit=1"
+check "run_tests: a new W taint fails the test" \
+	line "not ok 5 selftests: tailfix: $rel/taint.sh # exit=1"
+check "run_tests: O and E added to an old W pass" \
+	line "ok 6 selftests: tailfix: $rel/ourtaint.sh"
+check "run_tests: summary line" line "2 passed, 3 failed, 1 skipped"
+# ... and judge.sh reads it as KTAP, the fake skip off its allowlist.
+echo 1 >"$fake/exit"
+check "judge: run_tests.sh's own output is parsed, its failures counted" \
+	eval '! "$JUDGE" --allow "$TMP/allow" --expect "$rel/pass.sh $rel/skip.sh $rel/warn.sh $rel/wrap.sh $rel/taint.sh $rel/ourtaint.sh" tests:x k amd64 "$fake" >"$fake/j" &&
+		tail -1 "$fake/j" | grep -qx "RESULT k amd64 2 4 0"'
+
+ksft_finish
