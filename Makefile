@@ -8,6 +8,7 @@
 #   sudo make uninstall  remove everything install put in place
 #   make check           install test dependencies, run host checks and the
 #                        kselftest suite in QEMU guests of the kernel matrix
+#   make check-harness   the test harness's own test (no guest, no root)
 #   make demo            the TSQ lost-wake-up demo in a guest (before/after)
 #   make bench           benchmarks in guests; results under bench/results/
 #
@@ -98,6 +99,10 @@ check:
 check-full:
 	@tests/vm/check.sh full
 
+# The harness's own test: fixtures of broken runs must each fail.
+check-harness:
+	@tests/run_tests.sh host/harness_selftest.sh
+
 demo:
 	@tests/vm/check.sh demo
 
@@ -109,4 +114,4 @@ clean:
 	@for d in $(MODULE_DIRS); do rm -f $$d/*.o $$d/*.ko $$d/*.mod* $$d/.*.cmd $$d/modules.order $$d/Module.symvers; done
 	@$(MAKE) -s -C tests clean
 
-.PHONY: all modules dkms-build dkms-clean lint install uninstall check check-full demo bench clean
+.PHONY: all modules dkms-build dkms-clean lint install uninstall check check-full check-harness demo bench clean

@@ -28,6 +28,12 @@ cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
 # deps.sh check fetched the arm64 headers: lint must build against them.
 export TAILFIX_LINT_ARM64=required
 
+# The tests that judge correctness, not time (load/unload cycles under
+# traffic, parameters, safety): check-full also runs them in an x86 guest
+# with 2 vCPUs under single-threaded TCG (run.sh explains why not
+# multi-threaded), so the x86 module code sees real concurrency.
+SMP_TESTS=tsq_probe_load.sh,tsq_probe_params.sh,tsq_probe_cycles.sh,dctcp_fixed_safety.sh,ena_load.sh
+
 # ARCH:SERIES every mode must run; a missing one fails.
 case $mode in
 quick) MATRIX="amd64:6.1 amd64:6.12 arm64:6.1" ;;
@@ -96,6 +102,19 @@ last_line() {
 	LAST=$(tail -1 "$OUT")
 }
 
+# boot ARCH IMG KVER RUN RESULTS LABEL: one guest run, added to the summary.
+boot() {
+	local label=$6 t0=$SECONDS
+	echo "== $label: $4"
+	last_line "$here/run.sh" "$1" "$2" "$3" "$4" "$5"
+	set -- $LAST
+	if [ "${1:-}" = RESULT ] && [ $# -eq 6 ]; then
+		add "$label, $((SECONDS - t0)) s" "$4" "$5" "$6"
+	else
+		add "$label: no RESULT line from run.sh" 0 1 0
+	fi
+}
+
 # guest ARCH RUN [RESULTS] [KERNEL-FILTER]: stage the disk, boot each kernel.
 guest() {
 	local arch=$1 run=$2 res=${3:-} filter=${4:-.} img k out s
@@ -125,15 +144,11 @@ guest() {
 			add "$arch $s: kernel missing from the staged disk ($(echo $(cat "$img.kernels")))" 0 1 0
 	done
 	for k in $(grep -E "$filter" "$img.kernels"); do
-		echo "== $k ($arch): $run"
-		local t0=$SECONDS
-		last_line "$here/run.sh" "$arch" "$img" "$k" "$run" "${res:+$res/$k}"
-		set -- $LAST
-		if [ "${1:-}" = RESULT ] && [ $# -eq 6 ]; then
-			add "$k ($arch), $((SECONDS - t0)) s" "$4" "$5" "$6"
-		else
-			add "$k ($arch): no RESULT line from run.sh" 0 1 0
-		fi
+		boot "$arch" "$img" "$k" "$run" "${res:+$res/$k}" "$k ($arch)"
+		# check-full: the SMP run of the tests that do not measure time.
+		[ "$mode" = full ] && [ "$arch" = amd64 ] && [ "$run" = check ] &&
+			TAILFIX_VM_CPUS=2 TAILFIX_VM_ACCEL=tcg,thread=single \
+			boot "$arch" "$img" "$k" "tests:$SMP_TESTS" "" "$k ($arch, 2 vCPU single-threaded TCG)"
 	done 2>&1
 	unset TAILFIX_STAGE_LOCK_HELD
 }

@@ -68,7 +68,7 @@ if [ -f "$root/.tailfix-complete" ]; then	# built while we waited
 fi
 log "kernels: $(kernel_versions | tr '\n' ' ')(key $key)"
 # Drop roots of other keys (they are big), but the newest, and none in use.
-keep=$(ls -dt "$cache/$arch"/rootfs-* 2>/dev/null | grep -v -e "/rootfs-$key\$" -e '\.tmp$' -e '\.lock$' | head -1)
+keep=$(ls -dt "$cache/$arch"/rootfs-* 2>/dev/null | grep -v -e "/rootfs-$key\$" -e '\.tmp$' -e '\.lock$' | head -1 || true)
 for old in "$cache/$arch"/rootfs-*; do
 	case $old in "$root"|"$root.tmp"|*.lock|"$keep") continue ;; esac
 	[ -d "$old" ] || continue

@@ -49,9 +49,13 @@ tmo=$((allow + ntests * per_test))
 [ "$ntests" -gt 0 ] || tmo=1800
 tmo=${TAILFIX_VM_TIMEOUT:-$tmo}
 
+cpus=2
+[ "$arch" = amd64 ] && cpus=1
+cpus=${TAILFIX_VM_CPUS:-$cpus}
+
 logdir=$cache/$arch/logs
 mkdir -p "$logdir"
-tag=$name-$kver-${run%%:*}
+tag=$name-$kver-${run%%:*}-${cpus}cpu
 console=$logdir/console-$tag.log
 pidf=$logdir/qemu-$name.pid
 tpidf=$logdir/timeout-$name.pid
@@ -98,13 +102,14 @@ esac
 # tsq_probe was loaded and unloaded under traffic: "Oops: int3" at
 # __dev_queue_xmit+0x5 (6.12) and a return to NULL through the kretprobe
 # trampoline (6.1) -- emulator limitations, not kernel or module bugs.
-# Single-threaded TCG avoids it but stalls the guest for 100s of ms.  SMP
-# paths are exercised by the arm64 guest (arm64 patches kprobes under
+# Single-threaded TCG (TAILFIX_VM_ACCEL=tcg,thread=single: one host thread
+# runs the vCPUs in turn, so cross-modifying code behaves) avoids it but
+# stalls the guest for 100s of ms: check-full runs the tests that do not
+# measure time that way with 2 vCPUs (check.sh SMP_TESTS).  SMP paths are
+# also exercised by the arm64 guest (arm64 patches kprobes under
 # stop_machine()).  TAILFIX_VM_CPUS overrides.
-cpus=2
-[ "$arch" = amd64 ] && cpus=1
-cpus=${TAILFIX_VM_CPUS:-$cpus}
-qemu+=(-smp "$cpus" -accel tcg,thread=multi -nographic -no-reboot -nic none
+accel=${TAILFIX_VM_ACCEL:-tcg,thread=multi}
+qemu+=(-smp "$cpus" -accel "$accel" -nographic -no-reboot -nic none
        -netdev hubport,id=n0,hubid=0 -device virtio-net-pci,netdev=n0
        -netdev hubport,id=n1,hubid=0 -device virtio-net-pci,netdev=n1
        -kernel "$kernel" -initrd "$initrd" -append "$append"
@@ -127,7 +132,7 @@ vm_lock "${TAILFIX_VM_LOCK:-/tmp/tailfix-vm.lock}" -x "the machine (another gues
 echo $$ >"$runf"
 rm -f "$pidf"
 
-echo "# booting $kver ($arch, $cpus vCPU), run=$run, timeout ${tmo}s; console log: $console"
+echo "# booting $kver ($arch, $cpus vCPU, $accel), run=$run, timeout ${tmo}s; console log: $console"
 t0=$SECONDS
 # In the background, so that a signal reaches the traps above at once.
 {
