@@ -60,7 +60,7 @@ for l in "$cache"/*/check-*-[0-9]*.lock; do
 done
 child=
 on_exit() {
-	[ -z "$child" ] || kill "$child" 2>/dev/null
+	[ -z "$child" ] || kill_tree "$child"
 	wait 2>/dev/null
 	if [ "$own_stage" -eq 1 ]; then
 		for d in "$cache"/*/; do

@@ -65,3 +65,14 @@ safe_rmroot() {
 	fi
 	rm -rf --one-file-system -- "$d"
 }
+
+# kill_tree PID: TERM PID and every process below it (a stage's dkms in its
+# chroot, a guest's QEMU), the parent first so that it starts no more.
+kill_tree() {
+	local p kids
+	kids=$(pgrep -P "$1" 2>/dev/null)
+	kill "$1" 2>/dev/null
+	for p in $kids; do
+		kill_tree "$p"
+	done
+}
