@@ -250,4 +250,53 @@ check "judge: run_tests.sh's own output is parsed, its failures counted" \
 	eval '! "$JUDGE" --allow "$TMP/allow" --expect "$rel/pass.sh $rel/skip.sh $rel/warn.sh $rel/wrap.sh $rel/taint.sh $rel/ourtaint.sh" tests:x k amd64 "$fake" >"$fake/j" &&
 		tail -1 "$fake/j" | grep -qx "RESULT k amd64 2 4 0"'
 
+# ---- run.sh around a fake QEMU: results from the disk, cancel kills it ----
+fq=$TMP/fakeqemu
+mkdir -p "$fq/bin" "$fq/cache/amd64/t.root/boot" "$fq/res"
+touch "$fq/cache/amd64/t.root/boot/vmlinuz-9.9" "$fq/cache/amd64/t.root/boot/initrd.img-9.9" \
+	"$fq/cache/amd64/t.img"
+cp "$TMP/good/ktap.txt" "$TMP/good/exit" "$fq/res/"
+echo 9.9 >"$fq/res/uname"
+# The fake writes its pid where -pidfile says, the guest's /results as a tar
+# onto the second -drive, prints a KTAP line a kernel message cut in two,
+# then sleeps FAKE_SLEEP seconds.
+cat >"$fq/bin/qemu-system-x86_64" <<'FAKE'
+#!/bin/bash
+while [ $# -gt 0 ]; do
+	case $1 in
+	-pidfile) echo $$ >"$2"; shift ;;
+	-drive) case $2 in *snapshot=on*) ;; *) res=${2#file=}; res=${res%%,*} ;; esac; shift ;;
+	esac
+	shift
+done
+tar -cf "$res" -C "$FAKE_RES" .
+echo "ok 1 selftests: tailf[    3.1] random kernel line"
+exec sleep "$FAKE_SLEEP"
+FAKE
+chmod +x "$fq/bin/qemu-system-x86_64"
+fake_run() {	# fake_run SLEEP: run.sh on the fake, output in $fq/out
+	env PATH="$fq/bin:$PATH" FAKE_RES="$fq/res" FAKE_SLEEP="$1" TAILFIX_CACHE="$fq/cache" \
+		TAILFIX_VM_LOCK="$fq/vm.lock" "$TESTS_DIR/vm/run.sh" amd64 "$fq/cache/amd64/t.img" 9.9 \
+		tests:a.sh,b.sh,ena_hw.sh >"$fq/out" 2>&1
+}
+judged_from_disk() {
+	fake_run 0
+	sed 's/^/# /' "$fq/out" | tail -3
+	tail -1 "$fq/out" | grep -qx "RESULT 9.9 amd64 2 0 1"
+}
+check "run.sh: judged from the results disk, not the garbled console" judged_from_disk
+cancelled() {
+	env PATH="$fq/bin:$PATH" FAKE_RES="$fq/res" FAKE_SLEEP=300 TAILFIX_CACHE="$fq/cache" \
+		TAILFIX_VM_LOCK="$fq/vm.lock" "$TESTS_DIR/vm/run.sh" amd64 "$fq/cache/amd64/t.img" 9.9 \
+		tests:a.sh >"$fq/out" 2>&1 &
+	local runner=$! q=
+	wait_for 20 test -s "$fq/cache/amd64/logs/qemu-t.pid" || return 1
+	q=$(cat "$fq/cache/amd64/logs/qemu-t.pid")
+	kill -0 "$q" || return 1
+	kill -TERM "$runner"
+	wait "$runner"
+	wait_for 10 eval "! kill -0 $q 2>/dev/null"
+}
+check "run.sh: a cancelled run (TERM) leaves no QEMU behind" cancelled
+
 ksft_finish

@@ -65,7 +65,7 @@ unpack=$(mktemp -d)
 truncate -s 256M "$resimg"
 
 # ours PID: PID is a QEMU (or its timeout) booting this disk.
-ours() { [ -n "$1" ] && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF "file=$img,"; }
+ours() { [ -n "$1" ] && tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -qF "file=$img,"; }
 cleanup() {
 	local p
 	for p in "$(cat "$tpidf" 2>/dev/null)" "$(cat "$pidf" 2>/dev/null)"; do
@@ -123,7 +123,7 @@ vm_lock "${img%.img}.lock" -s "the disk $img (being staged?)" || { echo "RESULT 
 # outright (SIGKILL: no trap ran); it holds the machine lock: stop it.
 runf=$logdir/runner-$name.pid
 if old=$(cat "$pidf" 2>/dev/null) && ours "$old" &&
-	! tr '\0' ' ' <"/proc/$(cat "$runf" 2>/dev/null)/cmdline" 2>/dev/null | grep -q 'run\.sh'; then
+	! tr '\0' ' ' 2>/dev/null <"/proc/$(cat "$runf" 2>/dev/null)/cmdline" | grep -q 'run\.sh'; then
 	echo "# stopping QEMU $old left behind by a killed run of $img"
 	kill "$old"
 fi
@@ -141,7 +141,7 @@ t0=$SECONDS
 	wait $!
 	echo $? >"$rcf"
 } | sed -u 's/\r$//' | tee "$console" |
-	grep --line-buffered -E '^(TAP version|[0-9]+\.\.[0-9]+|ok |not ok |# |TAILFIX-|[0-9]+ passed, )' &
+	grep --line-buffered -E '^(TAP version|[0-9]+\.\.[0-9]+|ok |not ok |# |TAILFIX-|[0-9]+ passed, )|WARNING:|BUG:|Oops|Kernel panic|Call [Tt]race:' &
 wait $!
 qrc=$(cat "$rcf" 2>/dev/null)
 echo "# guest $kver ran $((SECONDS - t0)) s"
