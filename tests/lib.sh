@@ -338,7 +338,7 @@ kv() { awk -v k="$2" -F '[= ]' '$1 == k { print $2; exit }' "$1"; }
 require_tsq_probe() {
 	require_root
 	modinfo tsq_probe >/dev/null 2>&1 || skip "tsq_probe is not installed for $(uname -r)"
-	[ -e /sys/module/tsq_probe ] || return 0
+	[ -e "$TAILFIX_SYSFS/module/tsq_probe" ] || return 0
 	require_disruptive "tsq_probe is loaded here and the test unloads it"
 	module_restore_on_exit tsq_probe
 	modprobe -r tsq_probe || fail "modprobe -r tsq_probe: it is loaded and cannot be unloaded"
