@@ -114,8 +114,8 @@ ena_in_use() {
 }
 
 # module_restore_on_exit MOD: when MOD is loaded now, reload it on exit with
-# the parameter values it has now (after whatever the test did to it).
-# Register it before the test's own cleanups: they run in reverse order.
+# the parameter values it has now, whatever the test does to it in between.
+# Call it before the test's own on_exit cleanups: they run in reverse order.
 module_restore_on_exit() {
 	local mod=$1 p args=""
 

@@ -50,7 +50,7 @@ else
 	check_skip "a probe registered on each of $PROBED" "no readable $KPROBES (debugfs)"
 fi
 
-check "tsq-probe-stat found (installed or in the checkout)" test -n "$cli"
+check "tsq-probe-stat found (installed or in the checkout)" test -x "$cli"
 cli_table() { "$cli" >"$tmp/cli.out" && grep -q '^lost_wakeups ' "$tmp/cli.out"; }
 check "tsq-probe-stat prints the counters" cli_table
 cli_prom() {
