@@ -12,6 +12,8 @@ if [ "\$1" = tsq_probe ]; then
 	n=\$((\$(cat $bin/n 2>/dev/null || echo 0) + 1)); echo \$n >$bin/n
 	if [ \$n -eq 3 ]; then
 		for p in \$(pgrep -f 'tailrr client'); do kill -STOP \$p; echo \$p >>$bin/stopped; done
+		# resume it later, or the test's final kill/wait would hang
+		(sleep 150; for p in \$(cat $bin/stopped); do kill -CONT \$p; done) >/dev/null 2>&1 &
 	fi
 fi
 exec $real "\$@"
