@@ -17,6 +17,7 @@
 . "$(dirname "$0")/lib.sh"
 
 require_root
+require_disruptive "changes tcp_dctcp_fixed parameters and the global allowed congestion controls, unloads the module"
 require_cmd ip ss python3 modprobe rmmod
 modprobe tcp_dctcp_fixed 2>/dev/null || skip "tcp_dctcp_fixed not installed for $(uname -r)"
 MOD=tcp_dctcp_fixed

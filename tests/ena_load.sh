@@ -13,9 +13,11 @@ case $path in
 */updates/dkms/*) ;;
 *) skip "ena for $(uname -r) is the in-tree one ($path): no ENA source was found at DKMS build time" ;;
 esac
-if ls /sys/class/net/*/device/driver 2>/dev/null | xargs -r -n1 readlink 2>/dev/null | grep -q '/ena$'; then
-	skip "an ENA device is in use here: not unloading its driver under the network (see ena_hw.sh)"
-fi
+# Never unload ena under a live ENA interface: the host would lose its
+# network (tests/host/ena_guard.sh proves this guard on a fake sysfs).
+ena_in_use && skip "ENA device in use here ($ENA_IN_USE): not unloading its driver under the network (see ena_hw.sh)"
+require_disruptive "loads and unloads ena 20 times"
+module_restore_on_exit ena
 check "modprobe itself resolves ena to updates/dkms" \
 	bash -c "modprobe --show-depends ena | grep -q '/updates/dkms/ena\.ko'"
 check "modinfo version ends in -tailfix$ver" bash -c "modinfo -F version ena | grep -q -- '-tailfix$ver\$'"

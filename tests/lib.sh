@@ -56,12 +56,24 @@ ksft_finish() {
 	exit "$KSFT_FAIL"
 }
 
-# Compare two numbers with awk (floating point allowed): cmp_num A op B
+# Compare two numbers with awk (floating point allowed): cmp_num A op B.
+# An empty or non-numeric operand, or an unknown operator, is an error
+# (return 2 and say so), never a string comparison.
 cmp_num() {
+	local x num='^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$'
+
+	for x in "$1" "$3"; do
+		[[ $x =~ $num ]] || { log "cmp_num: '$x' is not a number (in: $1 $2 $3)"; return 2; }
+	done
+	case $2 in
+	'<' | '<=' | '>' | '>=' | '==' | '!=') ;;
+	*) log "cmp_num: unknown operator '$2'"; return 2 ;;
+	esac
 	awk -v a="$1" -v op="$2" -v b="$3" 'BEGIN {
+		a += 0; b += 0
 		if (op == "<") r = a < b; else if (op == "<=") r = a <= b
 		else if (op == ">") r = a > b; else if (op == ">=") r = a >= b
-		else if (op == "==") r = a == b; else r = 0
+		else if (op == "==") r = a == b; else r = a != b
 		exit !r }'
 }
 
@@ -75,6 +87,47 @@ _run_cleanup() {
 trap _run_cleanup EXIT
 
 require_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
+
+# Tests that change global state of the host (unload a module that was
+# loaded before, inject faults into every TCP socket, change parameters under
+# live sockets, send traffic outside their namespaces) run only when asked.
+require_disruptive() { [ "${TAILFIX_DISRUPTIVE:-0}" = 1 ] || skip "disruptive ($*): set TAILFIX_DISRUPTIVE=1 on a dedicated host"; }
+
+# Where sysfs is; host-side tests point it at a fake tree.
+TAILFIX_SYSFS=${TAILFIX_SYSFS:-/sys}
+
+# ena_in_use: succeeds when the ena driver drives a device here (a network
+# interface whose device/driver resolves to .../ena, or a PCI device bound
+# to /sys/bus/pci/drivers/ena); ENA_IN_USE says which.  Unloading ena then
+# takes the host off its network.
+ena_in_use() {
+	local d drv
+
+	ENA_IN_USE=
+	for d in "$TAILFIX_SYSFS"/class/net/*; do
+		drv=$(readlink -f "$d/device/driver" 2>/dev/null) || continue
+		[ "${drv##*/}" = ena ] && ENA_IN_USE="${d##*/} (driver ena)" && return 0
+	done
+	for d in "$TAILFIX_SYSFS"/bus/pci/drivers/ena/*:*:*.*; do
+		[ -e "$d" ] && ENA_IN_USE="PCI ${d##*/} bound to ena" && return 0
+	done
+	return 1
+}
+
+# module_restore_on_exit MOD: when MOD is loaded now, reload it on exit with
+# the parameter values it has now, whatever the test does to it in between.
+# Call it before the test's own on_exit cleanups: they run in reverse order.
+module_restore_on_exit() {
+	local mod=$1 p args=""
+
+	[ -e "$TAILFIX_SYSFS/module/$mod/initstate" ] || return 0
+	for p in "$TAILFIX_SYSFS/module/$mod/parameters"/*; do
+		[ -f "$p" ] && [ -r "$p" ] || continue
+		args+=" $(printf '%q' "${p##*/}=$(cat "$p")")"
+	done
+	log "$mod was loaded before the test: reloaded on exit with:$args"
+	on_exit "modprobe -r $mod; modprobe $mod$args"
+}
 
 require_cmd() {
 	local c
@@ -363,12 +416,89 @@ rr_measure() {
 # kv FILE KEY: value of KEY in a key=value (or "key value") file.
 kv() { awk -v k="$2" -F '[= ]' '$1 == k { print $2; exit }' "$1"; }
 
-# require_tsq_probe: root, the module installed, and not loaded yet.
+# require_tsq_probe: root, the module installed, and not loaded yet.  A
+# tsq_probe the host had loaded is only unloaded for a disruptive run, and is
+# reloaded with its parameters on exit.
 require_tsq_probe() {
 	require_root
 	modinfo tsq_probe >/dev/null 2>&1 || skip "tsq_probe is not installed for $(uname -r)"
-	modprobe -r tsq_probe 2>/dev/null
+	[ -e "$TAILFIX_SYSFS/module/tsq_probe" ] || return 0
+	require_disruptive "tsq_probe is loaded here and the test unloads it"
+	module_restore_on_exit tsq_probe
+	modprobe -r tsq_probe || fail "modprobe -r tsq_probe: it is loaded and cannot be unloaded"
 }
 
 # tsq_stat KEY: a counter of /sys/kernel/tsq_probe/stats.
 tsq_stat() { kv /sys/kernel/tsq_probe/stats "$1"; }
+
+# doc_keys README: the keys documented in the first column of the
+# "## Counters" table of a module's README (every `name` in that cell).
+doc_keys() {
+	awk '/^## / { on = ($0 ~ /^## Counters/); next }
+	on && /^\| *`/ {
+		split($0, c, "|"); s = c[2]
+		while (match(s, /`[^`]+`/)) {
+			print substr(s, RSTART + 1, RLENGTH - 2)
+			s = substr(s, RSTART + RLENGTH)
+		}
+	}' "$1"
+}
+
+# stats_has_keys STATS KEY...: every KEY has a "KEY NUMBER" line in STATS.
+stats_has_keys() {
+	local f=$1 k rc=0
+
+	shift
+	[ $# -gt 0 ] || { log "no key to look for"; return 1; }
+	for k in "$@"; do
+		grep -q "^$k [0-9][0-9]*$" "$f" || { log "missing key $k"; rc=1; }
+	done
+	return $rc
+}
+
+# kprobe_count LIST SYM: probes on SYM in a copy of debugfs kprobes/list
+# ("ADDR  k|r  SYM+OFF  [flags]").
+kprobe_count() { awk -v s="$2" 'index($3, s "+") == 1 { n++ } END { print n + 0 }' "$1"; }
+
+# kprobes_added BEFORE AFTER SYM...: AFTER has more probes on each SYM.
+kprobes_added() {
+	local s rc=0
+
+	for s in "${@:3}"; do
+		[ "$(kprobe_count "$2" "$s")" -gt "$(kprobe_count "$1" "$s")" ] ||
+			{ log "no new kprobe on $s"; rc=1; }
+	done
+	return $rc
+}
+
+# kprobes_same BEFORE AFTER SYM...: as many probes on each SYM as before.
+kprobes_same() {
+	local s rc=0 a b
+
+	for s in "${@:3}"; do
+		a=$(kprobe_count "$1" "$s")
+		b=$(kprobe_count "$2" "$s")
+		[ "$a" -eq "$b" ] || { log "kprobes on $s: $a before, $b after"; rc=1; }
+	done
+	return $rc
+}
+
+# ---- ENA ----------------------------------------------------------------------
+
+# ethtool -S values of ena that are gauges, not counters (6.12, amzn-drivers).
+ENA_GAUGES="conntrack_allowance_available ena_srd_mode ena_srd_resource_utilization"
+
+# counters_monotonic PREV CUR: two "name value" reads; every counter of PREV
+# is in CUR and did not go down (gauges excepted).  An empty read fails.
+counters_monotonic() {
+	[ -s "$1" ] && [ -s "$2" ] || { log "empty counter read ($1 or $2)"; return 1; }
+	awk -v gauges="$ENA_GAUGES" '
+	BEGIN { n = split(gauges, g, " "); for (i = 1; i <= n; i++) gauge[g[i]] = 1 }
+	NR == FNR { prev[$1] = $2; next }
+	{ seen[$1] = 1 }
+	!($1 in gauge) && ($1 in prev) && $2 + 0 < prev[$1] + 0 {
+		printf "# %s went from %s to %s\n", $1, prev[$1], $2; bad = 1 }
+	END {
+		for (k in prev) if (!(k in seen)) { printf "# %s disappeared\n", k; bad = 1 }
+		exit bad }' "$1" "$2"
+}

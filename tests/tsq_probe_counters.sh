@@ -49,7 +49,18 @@ on_exit "kill $!"
 wait_for 20 test -e "$res/ready1" || fail "second server"
 RR_PORT=$((RR_PORT + 1)) rr_run "$res/one" "${LOAD[@]}" --trailer 0 || fail "single-write run"
 k1=$(nstat_get "$NS_SRV" TcpExtTCPAutoCorking)
-check "single writes: autocork stays 0 (kernel delta $((k1 - k0)))" \
-	cmp_num "$(tsq_stat autocork)" "<=" "$((k1 - k0))"
+# Single writes cork only when a reply is written while the previous one of
+# its connection is still below TCP (emulator stalls bunch requests): the
+# kernel counted 2 of 400 in a 6.1 guest.  So: exactly 0 when the kernel saw
+# none, never more than the kernel, and a small fraction of the two-write run.
+kern1=$((k1 - k0))
+ours1=$(tsq_stat autocork)
+log "single writes: kernel TcpExtTCPAutoCorking delta $kern1, tsq_probe autocork $ours1"
+if [ "$kern1" -eq 0 ]; then
+	check "single writes: autocork stays 0 (kernel counted none)" cmp_num "$ours1" "==" 0
+else
+	check "single writes: autocork <= kernel's count ($kern1)" cmp_num "$ours1" "<=" "$kern1"
+fi
+check "single writes: autocork <= 5% of the two-write run's ($ours)" cmp_num "$((ours1 * 20))" "<=" "$ours"
 check "single writes: TX completions still timed" cmp_num "$(tsq_stat txc_samples)" ">" 0
 ksft_finish

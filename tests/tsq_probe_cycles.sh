@@ -1,10 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # 100 load/unload cycles under traffic, with faults injected and recovery on,
-# so probes fire and checks are queued while the module goes away.  The
-# runner fails the test on any WARN/BUG/lockdep/KASAN line in dmesg.
+# so probes fire and checks are queued while the module goes away.  Traffic
+# must make progress in every cycle (bytes the client's sockets received, as
+# ss reports them), and after the last.  The runner fails the test on any
+# WARN/BUG/lockdep/KASAN line in dmesg.
 . "$(dirname "$0")/lib.sh"
+require_disruptive "fault injection hits every TCP socket of the host"
 require_tsq_probe
+require_cmd ss
 require_cmd tc
 CYCLES=${TSQ_CYCLES:-100}
 
@@ -17,19 +21,34 @@ ip netns exec "$NS_CLI" "$TOOLS_DIR/tailrr" client --server "$SRV_ADDR" --port "
 traffic=$!
 on_exit "kill $traffic"
 
+# rx_bytes: payload bytes the client's connections have received so far.
+rx_bytes() {
+	ip netns exec "$NS_CLI" ss -Htni dst "$SRV_ADDR" |
+		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^bytes_received:/) { sub(/.*:/, "", $i); s += $i } }
+		END { print s + 0 }'
+}
+# progressed: more bytes received than $b0.
+progressed() { [ "$(rx_bytes)" -gt "$b0" ]; }
+
 done_cycles=0
 moved=0
+flowed=0
 for ((i = 0; i < CYCLES; i++)); do
 	modprobe tsq_probe fault_inject=1 fault_ppm=300000 recover=1 || break
+	b0=$(rx_bytes)
 	# Let the probes see traffic: wait until a completion has been timed.
 	wait_for 10 grep -q '^txc_samples [1-9]' /sys/kernel/tsq_probe/stats && moved=$((moved + 1))
+	# and the requests go on while the module is loaded.
+	wait_for 10 progressed && flowed=$((flowed + 1))
 	modprobe -r tsq_probe || break
 	done_cycles=$((done_cycles + 1))
 done
-log "cycles: $done_cycles/$CYCLES, probes saw traffic in $moved"
+log "cycles: $done_cycles/$CYCLES, probes saw traffic in $moved, traffic progressed in $flowed"
 check "$CYCLES load/unload cycles under traffic" cmp_num "$done_cycles" "==" "$CYCLES"
 check "probes saw traffic in every cycle" cmp_num "$moved" "==" "$CYCLES"
-check "traffic still flowing after the cycles" kill -0 "$traffic"
+check "traffic progressed in every cycle" cmp_num "$flowed" "==" "$CYCLES"
+b0=$(rx_bytes)
+check "traffic still flowing after the cycles" wait_for 10 progressed
 kill "$traffic"
 wait "$traffic" 2>/dev/null
 check "module gone" test ! -e /sys/module/tsq_probe

@@ -12,6 +12,7 @@
 #   recover=1  fault: lost wake-ups are pushed, no more slow requests than
 #              the baseline.
 . "$(dirname "$0")/lib.sh"
+require_disruptive "fault injection hits every TCP socket of the host"
 require_tsq_probe
 require_cmd tc
 

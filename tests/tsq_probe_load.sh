@@ -1,39 +1,78 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # tsq_probe loads from updates/dkms with our version, exposes its sysfs files
-# with every documented key, and unloads leaving nothing behind.
+# with every key its README documents, registers its probes and unloads
+# leaving nothing behind; the tsq-probe-stat CLI reads it.
 . "$(dirname "$0")/lib.sh"
 require_tsq_probe
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TAILFIX_ROOT/dkms.conf")
+# The functions tsq_probe puts a kprobe or kretprobe on (tsq_probe/README.md).
+PROBED="tcp_push __dev_queue_xmit tcp_wfree"
+KPROBES=/sys/kernel/debug/kprobes/list
+tmp=$(mktemp -d)
+on_exit "rm -rf $tmp"
+
+# The CLI as installed (make install: /usr/local/sbin, a package: /usr/sbin),
+# else the checkout's copy; TSQ_PROBE_STAT names another one.
+cli=${TSQ_PROBE_STAT:-}
+if [ -z "$cli" ]; then
+	for c in "$(command -v tsq-probe-stat)" /usr/local/sbin/tsq-probe-stat /usr/sbin/tsq-probe-stat \
+		"$TAILFIX_ROOT/tsq_probe/tsq-probe-stat"; do
+		[ -n "$c" ] && [ -x "$c" ] && cli=$c && break
+	done
+fi
+log "CLI: ${cli:-none found}"
+
+[ -d /sys/kernel/debug/kprobes ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+kprobes=0
+cat "$KPROBES" >"$tmp/kp.before" 2>/dev/null && kprobes=1
 
 has_version() { [ "$(modinfo -F version tsq_probe)" = "$ver" ]; }
 from_dkms() { modinfo -n tsq_probe | grep -q '/updates/dkms/'; }
 check "modinfo shows version $ver" has_version
 check "module file is under updates/dkms" from_dkms
 check "modprobe tsq_probe" modprobe tsq_probe
-keys_present() {
-	local k
-	for k in autocork lost_wakeups recoveries recoveries_idle wakeup_checks owner_pushes \
-		faults_injected txc_samples cork_samples probes_missed recover fault_ppm; do
-		grep -q "^$k [0-9]*$" /sys/kernel/tsq_probe/stats || { log "missing key $k"; return 1; }
-	done
-}
-check "stats has every documented key" keys_present
+on_exit "modprobe -r tsq_probe"
+
+mapfile -t keys < <(doc_keys "$TAILFIX_ROOT/tsq_probe/README.md")
+log "keys documented in tsq_probe/README.md: ${keys[*]}"
+check "stats has every documented key (${#keys[@]})" stats_has_keys /sys/kernel/tsq_probe/stats "${keys[@]}"
 check "histograms readable" grep -q '^hist cork_hold_ns' /sys/kernel/tsq_probe/histograms
 reset_zeroes() {
 	echo 1 >/sys/kernel/tsq_probe/reset &&
 	! grep -vE '^(recover|fault_ppm) ' /sys/kernel/tsq_probe/stats | grep -qv ' 0$'
 }
 check "reset zeroes every counter" reset_zeroes
-cli=$TAILFIX_ROOT/tsq_probe/tsq-probe-stat
-check "tsq-probe-stat prints the counters" bash -c "'$cli' | grep -q '^lost_wakeups '"
-check "tsq-probe-stat --prometheus prints counters and histograms" \
-	bash -c "'$cli' --prometheus | grep -q '^tsq_probe_lost_wakeups_total 0' &&
-		 '$cli' --prometheus | grep -q '^# TYPE tsq_probe_cork_hold_seconds histogram'"
+if [ "$kprobes" = 1 ]; then
+	cat "$KPROBES" >"$tmp/kp.loaded"
+	check "a probe registered on each of $PROBED" kprobes_added "$tmp/kp.before" "$tmp/kp.loaded" $PROBED
+else
+	check_skip "a probe registered on each of $PROBED" "no readable $KPROBES (debugfs)"
+fi
+
+check "tsq-probe-stat found (installed or in the checkout)" test -x "$cli"
+cli_table() { "$cli" >"$tmp/cli.out" && grep -q '^lost_wakeups ' "$tmp/cli.out"; }
+check "tsq-probe-stat prints the counters" cli_table
+cli_prom() {
+	"$cli" --prometheus >"$tmp/cli.prom" &&
+	grep -q '^tsq_probe_lost_wakeups_total 0' "$tmp/cli.prom" &&
+	grep -q '^# TYPE tsq_probe_cork_hold_seconds histogram' "$tmp/cli.prom"
+}
+check "tsq-probe-stat --prometheus prints counters and histograms" cli_prom
 check "rmmod tsq_probe" modprobe -r tsq_probe
-check "tsq-probe-stat says the module is not loaded" bash -c "! '$cli' 2>&1 | grep -q '^autocork'"
+cli_unloaded() {
+	local rc=0
+
+	"$cli" >"$tmp/cli.out" 2>&1 || rc=$?
+	[ "$rc" -eq 1 ] && grep -q 'not found: is tsq_probe loaded' "$tmp/cli.out" ||
+		{ log "exit $rc: $(head -2 "$tmp/cli.out")"; return 1; }
+}
+check "tsq-probe-stat exits 1 and says the module is not loaded" cli_unloaded
 check "sysfs directory gone after unload" test ! -e /sys/kernel/tsq_probe
-no_probe_left() { ! grep -qs tsq_probe /sys/kernel/debug/kprobes/list; }
-mount -t debugfs none /sys/kernel/debug 2>/dev/null
-check "no kprobe left registered" no_probe_left
+if [ "$kprobes" = 1 ]; then
+	cat "$KPROBES" >"$tmp/kp.after"
+	check "no kprobe left registered" kprobes_same "$tmp/kp.before" "$tmp/kp.after" $PROBED
+else
+	check_skip "no kprobe left registered" "no readable $KPROBES (debugfs)"
+fi
 ksft_finish

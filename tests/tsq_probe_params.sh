@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Bad parameters are refused with one clear dmesg line and change nothing.
 . "$(dirname "$0")/lib.sh"
+require_disruptive "fault injection and parameter changes hit every TCP socket of the host"
 require_tsq_probe
 P=/sys/module/tsq_probe/parameters
 

@@ -13,7 +13,20 @@ out=$(modules_for "$fake" /nonexistent)
 log "no ENA source for $fake: $out"
 check "no ENA source: tsq_probe and tcp_dctcp_fixed only" test "${out%%|*}" = "tsq_probe tcp_dctcp_fixed"
 check "no ENA source: locations match names" test "$(echo "$out" | cut -d'|' -f2)" = 2
-says_why() { ENA_SRC=/nonexistent "$TAILFIX_ROOT/ena/prepare-source.sh" --probe "$fake" 2>&1 | grep -qi 'ENA_SRC\|source'; }
+# The probe, with nowhere to find a source, exits 1 with its one "ena: " line
+# naming the kernel, the package and ENA_SRC.  TAILFIX_PREPARE_SOURCE swaps
+# the script for a fake (host/lib_selftest.sh).
+prepare=${TAILFIX_PREPARE_SOURCE:-$TAILFIX_ROOT/ena/prepare-source.sh}
+says_why() {
+	local empty rc=0 out
+
+	empty=$(mktemp -d)
+	out=$(ENA_MODULES_DIR=$empty ENA_USR_SRC=$empty "$prepare" --probe "$fake" 2>&1) || rc=$?
+	rmdir "$empty"
+	log "probe: exit $rc: $out"
+	[ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
+		printf '%s\n' "$out" | grep -q "^ena: no ENA source for $fake: .*linux-source-5\.99.*ENA_SRC="
+}
 check "no ENA source: the probe says why and how to provide it" says_why
 k=$(ls -d /lib/modules/*/build 2>/dev/null | sed 's,/lib/modules/,,;s,/build,,' | head -1)
 series=$(echo "$k" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')

@@ -1,0 +1,244 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The helpers of tests/lib.sh, and the checks built on them, against fakes
+# and mutants: each must fail where the property does not hold.
+#   cmp_num              empty / non-numeric operands are errors (return 2)
+#   require_disruptive   skips unless TAILFIX_DISRUPTIVE=1
+#   require_tsq_probe    a tsq_probe the host had loaded is left alone unless
+#   module_restore_on_exit  disruptive, and reloaded with its parameters
+#   ena_in_use           (more in host/ena_guard.sh)
+#   doc_keys, stats_has_keys   the README's keys, all of them
+#   kprobes_added/_same  registration seen in kprobes/list, by symbol
+#   counters_monotonic   empty reads fail, gauges excepted, ethtool's status
+#                        (ena_hw.sh on a fake ENA host)
+#   host/dkms_conf.sh    the "says why" check against fake prepare-source.sh
+. "$(dirname "$0")/../lib.sh"
+tmp=$(mktemp -d)
+on_exit "rm -rf $tmp"
+
+# ---- cmp_num -------------------------------------------------------------------
+# cmp_rc EXPECTED A OP B: cmp_num returns EXPECTED.
+cmp_rc() {
+	local want=$1 rc=0
+
+	shift
+	cmp_num "$@" >/dev/null || rc=$?
+	[ "$rc" -eq "$want" ] || { log "cmp_num '$1' '$2' '$3' returned $rc, want $want"; return 1; }
+}
+check "cmp_num: 1 < 2, 2.5 >= 2.5, 1e3 == 1000, 3 != 4" \
+	bash -c "$(declare -f cmp_num log); cmp_num 1 '<' 2 && cmp_num 2.5 '>=' 2.5 && cmp_num 1e3 == 1000 && cmp_num 3 '!=' 4"
+check "cmp_num: 10 < 9 is false (numeric, not string)" cmp_rc 1 10 "<" 9
+check "cmp_num: empty left operand is an error" cmp_rc 2 "" "<" 5
+check "cmp_num: empty right operand is an error" cmp_rc 2 5 "<=" ""
+check "cmp_num: both empty with == is an error" cmp_rc 2 "" "==" ""
+check "cmp_num: non-numeric operand is an error" cmp_rc 2 abc ">" 0
+check "cmp_num: '12abc' is not a number" cmp_rc 2 12abc "==" 12
+check "cmp_num: unknown operator is an error" cmp_rc 2 1 "=<" 2
+# The old cmp_num (the mutant): an empty operand made the comparison pass.
+old_cmp_num() {
+	awk -v a="$1" -v op="$2" -v b="$3" 'BEGIN {
+		if (op == "<") r = a < b; else if (op == "<=") r = a <= b
+		else if (op == ">") r = a > b; else if (op == ">=") r = a >= b
+		else if (op == "==") r = a == b; else r = 0
+		exit !r }'
+}
+check "mutant (old cmp_num) passes '' <= 3, which the new one refuses" \
+	bash -c "$(declare -f old_cmp_num); old_cmp_num '' '<=' 3"
+
+# ---- require_disruptive ----------------------------------------------------------
+# in_lib 'VAR=VALUE ...' 'commands': run commands in a fresh shell with lib.sh.
+in_lib() { env $1 bash -c ". '$TESTS_DIR/lib.sh'; $2"; }
+disr() {
+	local want=$1 val=$2 rc=0 out
+
+	out=$(in_lib "TAILFIX_DISRUPTIVE=$val" 'require_disruptive "a reason"; echo went-on') || rc=$?
+	case $want in
+	skip) [ "$rc" -eq 4 ] && ! grep -q went-on <<<"$out" &&
+		grep -q '^# SKIP disruptive (a reason): set TAILFIX_DISRUPTIVE=1 on a dedicated host$' <<<"$out" ;;
+	run) [ "$rc" -eq 0 ] && grep -q went-on <<<"$out" ;;
+	esac || { log "TAILFIX_DISRUPTIVE='$val': exit $rc: $out"; return 1; }
+}
+check "require_disruptive skips when TAILFIX_DISRUPTIVE is unset/empty" disr skip ""
+check "require_disruptive skips with TAILFIX_DISRUPTIVE=0" disr skip 0
+check "require_disruptive skips with TAILFIX_DISRUPTIVE=yes (only 1 counts)" disr skip yes
+check "require_disruptive goes on with TAILFIX_DISRUPTIVE=1" disr run 1
+
+# ---- require_tsq_probe / module_restore_on_exit on a fake host ---------------------
+# A fake sysfs where tsq_probe is loaded with fault_inject=Y fault_ppm=300
+# recover=N, fake modprobe/modinfo that only log.
+mkdir -p "$tmp/bin" "$tmp/sys/module/tsq_probe/parameters" "$tmp/sys/module/other"
+echo live >"$tmp/sys/module/tsq_probe/initstate"
+echo Y >"$tmp/sys/module/tsq_probe/parameters/fault_inject"
+echo 300 >"$tmp/sys/module/tsq_probe/parameters/fault_ppm"
+echo N >"$tmp/sys/module/tsq_probe/parameters/recover"
+printf '#!/bin/sh\necho "modprobe $*" >>"$FAKE_LOG"\n' >"$tmp/bin/modprobe"
+printf '#!/bin/sh\necho "modinfo $*" >>"$FAKE_LOG"\necho /lib/modules/x/updates/dkms/tsq_probe.ko\n' >"$tmp/bin/modinfo"
+chmod +x "$tmp/bin/"*
+# fake_host NAME 'VAR=VALUE ...' 'commands': in lib.sh on the fake host;
+# output in $tmp/NAME.out, exit status in $tmp/NAME.rc, modprobe calls in $tmp/NAME.log.
+fake_host() {
+	local rc=0
+
+	: >"$tmp/$1.log"
+	in_lib "PATH=$tmp/bin:$PATH FAKE_LOG=$tmp/$1.log TAILFIX_SYSFS=$tmp/sys $2" "$3" >"$tmp/$1.out" 2>&1 || rc=$?
+	echo "$rc" >"$tmp/$1.rc"
+}
+fake_host nd "TAILFIX_DISRUPTIVE=" 'require_tsq_probe; echo went-on'
+loaded_left_alone() {
+	[ "$(cat "$tmp/nd.rc")" = 4 ] && grep -q 'SKIP disruptive (tsq_probe is loaded' "$tmp/nd.out" &&
+		! grep -q '^modprobe' "$tmp/nd.log"
+}
+check "tsq_probe loaded, not disruptive: require_tsq_probe skips, no modprobe" loaded_left_alone
+fake_host d "TAILFIX_DISRUPTIVE=1" 'require_tsq_probe; echo "modprobe (the test) tsq_probe fault_inject=1" >>"$FAKE_LOG"'
+restored() {
+	local want
+	want=$(printf '%s\n' "modprobe -r tsq_probe" "modprobe (the test) tsq_probe fault_inject=1" \
+		"modprobe -r tsq_probe" "modprobe tsq_probe fault_inject=Y fault_ppm=300 recover=N")
+	[ "$(cat "$tmp/d.rc")" = 0 ] && [ "$(grep '^modprobe' "$tmp/d.log")" = "$want" ] ||
+		{ log "exit $(cat "$tmp/d.rc"), calls: $(tr '\n' ';' <"$tmp/d.log")"; return 1; }
+}
+check "tsq_probe loaded, disruptive: unloaded, then reloaded with its parameters on exit" restored
+fake_host notloaded "TAILFIX_DISRUPTIVE=1" 'module_restore_on_exit other'
+check "module_restore_on_exit: a module that was not loaded is not loaded on exit" \
+	test ! -s "$tmp/notloaded.log"
+
+# ---- doc_keys / stats_has_keys -------------------------------------------------------
+mapfile -t keys < <(doc_keys "$TAILFIX_ROOT/tsq_probe/README.md")
+log "tsq_probe README keys: ${keys[*]}"
+has_all() { local k; for k in "${@:2}"; do printf '%s\n' "${keys[@]}" | grep -qx "$k" || return 1; done; }
+check "doc_keys: finds the keys of the README's counter table (autocork, recover)" has_all x autocork recover fault_ppm
+check "doc_keys: finds the five the old list missed" \
+	has_all x check_overflow txc_evicted cork_evicted cork_hold_max_ns txc_max_ns
+printf '%s 0\n' "${keys[@]}" >"$tmp/stats"
+check "stats_has_keys: a stats file with every key passes" stats_has_keys "$tmp/stats" "${keys[@]}"
+grep -v '^txc_evicted ' "$tmp/stats" >"$tmp/stats.short"
+check "stats_has_keys: a stats file missing one key fails" bash -c \
+	"$(declare -f stats_has_keys log); ! stats_has_keys '$tmp/stats.short' ${keys[*]}"
+printf '# x\n\n## Counters (`x`)\n\n| key | meaning |\n|---|---|\n| `autocork` | a |\n| `new_counter` | b |\n\n## CLI\n| `not_a_key` | c |\n' >"$tmp/README.md"
+check "doc_keys: a key added to the README is required at once" bash -c \
+	"$(declare -f doc_keys stats_has_keys log); [ \"\$(doc_keys '$tmp/README.md' | tr '\n' ' ')\" = 'autocork new_counter ' ] &&
+	 ! stats_has_keys '$tmp/stats' \$(doc_keys '$tmp/README.md')"
+check "stats_has_keys: no key at all is a failure" bash -c "$(declare -f stats_has_keys log); ! stats_has_keys '$tmp/stats'"
+
+# ---- kprobes_added / kprobes_same ------------------------------------------------------
+PROBED="tcp_push __dev_queue_xmit tcp_wfree"
+printf '%s\n' 'ffffffff8a1b2c30  k  tcp_v4_connect+0x0    [FTRACE]' \
+	'ffffffff8a1b2d40  k  __tcp_push_pending_frames+0x0    [FTRACE]' >"$tmp/kp.before"
+{ cat "$tmp/kp.before"
+  printf '%s\n' 'ffffffff8a3d0000  r  tcp_push+0x0    [FTRACE]' \
+	'ffffffff8a200000  k  __dev_queue_xmit+0x0    [FTRACE]' \
+	'ffffffff8a3e0000  k  tcp_wfree+0x0    [FTRACE]'; } >"$tmp/kp.loaded"
+grep -v 'tcp_wfree' "$tmp/kp.loaded" >"$tmp/kp.partial"
+{ cat "$tmp/kp.before"; echo 'ffffffff8a3e0000  k  tcp_wfree+0x0    [FTRACE]'; } >"$tmp/kp.leak"
+check "kprobes_added: our three probes seen after load" kprobes_added "$tmp/kp.before" "$tmp/kp.loaded" $PROBED
+check "kprobes_added: a probe that did not register fails" \
+	bash -c "$(declare -f kprobes_added kprobe_count log); ! kprobes_added '$tmp/kp.before' '$tmp/kp.partial' $PROBED"
+check "kprobes_added: __tcp_push_pending_frames is not tcp_push" \
+	bash -c "$(declare -f kprobes_added kprobe_count log); ! kprobes_added '$tmp/kp.before' '$tmp/kp.before' tcp_push"
+check "kprobes_same: back to the snapshot after unload" kprobes_same "$tmp/kp.before" "$tmp/kp.before" $PROBED
+check "kprobes_same: a probe left behind fails" \
+	bash -c "$(declare -f kprobes_same kprobe_count log); ! kprobes_same '$tmp/kp.before' '$tmp/kp.leak' $PROBED"
+check "mutant (old check: grep tsq_probe in the list) passes on the leak" \
+	bash -c "! grep -qs tsq_probe '$tmp/kp.leak'"
+
+# ---- counters_monotonic ------------------------------------------------------------------
+printf 'queue_0_tx_cnt 10\nconntrack_allowance_available 500\nena_srd_resource_utilization 7\n' >"$tmp/r0"
+printf 'queue_0_tx_cnt 12\nconntrack_allowance_available 480\nena_srd_resource_utilization 3\n' >"$tmp/r1"
+printf 'queue_0_tx_cnt 9\nconntrack_allowance_available 480\nena_srd_resource_utilization 3\n' >"$tmp/r2"
+: >"$tmp/empty"
+neg() { bash -c "$(declare -f counters_monotonic log); ENA_GAUGES='$ENA_GAUGES'; ! counters_monotonic $*"; }
+check "counters_monotonic: counters up, gauges down: passes" counters_monotonic "$tmp/r0" "$tmp/r1"
+check "counters_monotonic: a counter going down fails" neg "$tmp/r1" "$tmp/r2"
+check "counters_monotonic: empty reads fail" neg "$tmp/empty" "$tmp/empty"
+check "counters_monotonic: a counter that disappears fails" neg "$tmp/r1" "$tmp/empty"
+check "counters_monotonic: a gauge not in ENA_GAUGES going down fails" \
+	bash -c "$(declare -f counters_monotonic log); ENA_GAUGES=; ! counters_monotonic '$tmp/r0' '$tmp/r1'"
+
+# ---- ena_hw.sh on a fake ENA host ------------------------------------------------------------
+# eth0 driven by ena in a fake sysfs; fake ethtool (-i: our version; -S:
+# counters that grow, a gauge that falls; FAKE_ETHTOOL=fail: -S fails,
+# =down: a counter falls), fake iperf3 and modinfo.
+mkdir -p "$tmp/hw/bus/pci/drivers/ena" "$tmp/hw/class/net/eth0/device" "$tmp/hwbin"
+ln -s ../../../../bus/pci/drivers/ena "$tmp/hw/class/net/eth0/device/driver"
+ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TAILFIX_ROOT/dkms.conf")
+cat >"$tmp/hwbin/ethtool" <<EOF
+#!/bin/bash
+echo "ethtool \$*" >>"\$FAKE_LOG"
+[ "\$1" = -i ] && { echo "driver: ena"; echo "version: 2.8.1-tailfix$ver"; exit 0; }
+[ "\${FAKE_ETHTOOL:-}" = fail ] && { echo "Cannot get stats" >&2; exit 94; }
+n=\$((\$(cat "\$FAKE_LOG.n" 2>/dev/null || echo 0) + 1)); echo "\$n" >"\$FAKE_LOG.n"
+echo "NIC statistics:"
+echo "     queue_0_tx_cnt: \$((n * 10))"
+echo "     queue_0_tx_doorbells: \$n"
+echo "     queue_0_tx_drop_doorbells: 0"
+echo "     conntrack_allowance_available: \$((100000 - n))"
+[ "\${FAKE_ETHTOOL:-}" = down ] && echo "     queue_0_rx_cnt: \$((100000 - n))"
+exit 0
+EOF
+printf '#!/bin/sh\necho "iperf3 $*" >>"$FAKE_LOG"\nsleep 1\n' >"$tmp/hwbin/iperf3"
+printf '#!/bin/sh\necho /lib/modules/x/updates/dkms/ena.ko\n' >"$tmp/hwbin/modinfo"
+chmod +x "$tmp/hwbin/"*
+# hw NAME 'VAR=VALUE ...': ena_hw.sh on the fake host.
+hw() {
+	local rc=0
+
+	rm -f "$tmp/$1.log" "$tmp/$1.log.n"
+	env PATH="$tmp/hwbin:$PATH" FAKE_LOG="$tmp/$1.log" TAILFIX_SYSFS="$tmp/hw" ENA_HW_SECONDS=3 $2 \
+		"$TESTS_DIR/ena_hw.sh" >"$tmp/$1.out" 2>&1 || rc=$?
+	echo "$rc" >"$tmp/$1.rc"
+	sed "s/^/# ena_hw $1: /" "$tmp/$1.out" | grep -v '^# ena_hw .*: ok ' | head -6
+}
+hw_rc() { [ "$(cat "$tmp/$1.rc")" = "$2" ]; }
+hw nopeer "TAILFIX_ENA_PEER="
+check "ena_hw.sh without TAILFIX_ENA_PEER: the traffic part skips, nothing sent" bash -c \
+	"grep -q 'SKIP no peer named: set TAILFIX_ENA_PEER' '$tmp/nopeer.out' && ! grep -q iperf3 '$tmp/nopeer.log' && [ \$(cat '$tmp/nopeer.rc') = 0 ]"
+hw good "TAILFIX_ENA_PEER=198.51.100.7"
+check "ena_hw.sh on the fake: passes (counters up, a gauge down)" hw_rc good 0
+check "ena_hw.sh sends traffic to the named peer only" grep -q '^iperf3 -c 198.51.100.7 ' "$tmp/good.log"
+hw fail "TAILFIX_ENA_PEER=198.51.100.7 FAKE_ETHTOOL=fail"
+check "ena_hw.sh: ethtool -S failing fails the test" \
+	bash -c "[ \$(cat '$tmp/fail.rc') = 1 ] && grep -q 'FAIL ethtool -S eth0 failed' '$tmp/fail.out'"
+hw down "TAILFIX_ENA_PEER=198.51.100.7 FAKE_ETHTOOL=down"
+check "ena_hw.sh: a counter going down fails the test" \
+	bash -c "[ \$(cat '$tmp/down.rc') = 1 ] && grep -q '^not ok [0-9]* every ethtool -S counter is monotonic' '$tmp/down.out'"
+
+# Mutants: ena_hw.sh with its old ethtool pipeline (sed's status, not
+# ethtool's) goes on when ethtool -S fails; its old monotonic check passes
+# on empty reads.
+mkdir -p "$tmp/hwmut"
+cp "$TESTS_DIR/lib.sh" "$tmp/hwmut/"
+cp "$TAILFIX_ROOT/dkms.conf" "$tmp/"
+awk '/^\tethtool -S "\$ENA_DEV" >"\$TMP\/raw"/ {
+	print "\tethtool -S \"$ENA_DEV\" | sed -n \x27s/^ *\\([^:]*\\): \\([0-9]*\\)$/\\1 \\2/p\x27 >\"$TMP/s.$n\" || fail \"ethtool -S failed\""
+	getline; next } { print }' "$TESTS_DIR/ena_hw.sh" >"$tmp/hwmut/ena_hw.sh"
+chmod +x "$tmp/hwmut/ena_hw.sh"
+check "mutant ena_hw.sh built (old pipeline)" grep -q 'ethtool -S "$ENA_DEV" | sed' "$tmp/hwmut/ena_hw.sh"
+TESTS_DIR=$tmp/hwmut hw mutfail "TAILFIX_ENA_PEER=198.51.100.7 FAKE_ETHTOOL=fail"
+check "mutant (old pipeline) does not stop at the failing ethtool -S" \
+	bash -c "! grep -q 'FAIL ethtool -S' '$tmp/mutfail.out'"
+old_nonmono() {
+	awk 'NR == FNR { prev[$1] = $2; next } ($1 in prev) && $2 < prev[$1] { bad = 1 } END { exit bad }' "$1" "$2"
+}
+check "mutant (old monotonic check) passes on empty reads" old_nonmono "$tmp/empty" "$tmp/empty"
+
+# ---- host/dkms_conf.sh against fake prepare-source.sh ----------------------------------------
+# dkms NAME SCRIPT: dkms_conf.sh with TAILFIX_PREPARE_SOURCE=SCRIPT; succeeds
+# when its "says why" check failed.
+says_why_fails() {
+	env TAILFIX_PREPARE_SOURCE="$2" "$TESTS_DIR/host/dkms_conf.sh" >"$tmp/dk.$1" 2>&1
+	grep -q '^not ok [0-9]* no ENA source: the probe says why' "$tmp/dk.$1"
+}
+fake="ena: no ENA source for 5.99.0-1-nosource-amd64: install linux-source-5.99 (apt-get install linux-source-5.99) or set ENA_SRC=<...>"
+printf '#!/bin/sh\necho "%s" >&2\nexit 0\n' "$fake" >"$tmp/prep-exit0"
+printf '#!/bin/sh\necho "%s" >&2\nexit 1\n' "$fake" >"$tmp/prep-good"
+printf '#!/bin/sh\necho "ena: something else" >&2\nexit 1\n' >"$tmp/prep-other"
+chmod +x "$tmp"/prep-*
+check "dkms_conf.sh: a missing prepare-source.sh ('No such file') fails it" \
+	says_why_fails missing "$tmp/no/prepare-source.sh"
+check "dkms_conf.sh: the right message with exit 0 fails it" says_why_fails exit0 "$tmp/prep-exit0"
+check "dkms_conf.sh: another message fails it" says_why_fails other "$tmp/prep-other"
+says_why_passes() { ! says_why_fails "$@" && grep -q '^ok [0-9]* no ENA source: the probe says why' "$tmp/dk.$1"; }
+check "dkms_conf.sh: the fake that says why (exit 1) passes it" says_why_passes good "$tmp/prep-good"
+check "mutant (old says_why pattern) passes on the missing script" bash -c \
+	"ENA_SRC=/nonexistent '$tmp/no/prepare-source.sh' --probe x 2>&1 | grep -qi 'ENA_SRC\\|source'"
+ksft_finish
