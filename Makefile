@@ -72,12 +72,10 @@ dkms-build:
 	+@KDIR='$(or $(KDIR),/lib/modules/$(KVER)/build)' scripts/build-modules.sh --dkms '$(KVER)' \
 		'$(or $(TAILFIX_PROBE_DIR),$(CURDIR)/.tailfix-probe)' '$(CURDIR)'
 
+# (dkms-build builds nothing in the module directories, it copies .ko files.)
 dkms-clean:
-	@for d in $(MODULE_DIRS); do \
-		$(MAKE) -s -C /lib/modules/$(KVER)/build M=$(CURDIR)/$$d clean 2>/dev/null || true; \
-	done
-	@[ ! -f ena/Makefile ] || $(MAKE) -s -C ena KVER=$(KVER) clean || true
-	@rm -rf '$(CURDIR)/.tailfix-probe'
+	@for d in $(MODULE_DIRS); do rm -f $$d/*.ko; done
+	@rm -rf 'ena/build-$(KVER)' ena/ena.ko '$(CURDIR)/.tailfix-probe'
 
 lint:
 	@scripts/lint.sh $(KVER)

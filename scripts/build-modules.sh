@@ -76,7 +76,6 @@ probe_one() {
 		return
 	fi
 	mkdir -p "$work/src/$m"
-	cp "$top/dkms.conf" "$work/src/"
 	cp "$top/$m"/*.[ch] "$top/$m/Kbuild" "$work/src/$m/" 2>/dev/null || true
 	if make -C "$kdir" M="$work/src/$m" -j"$(nproc 2>/dev/null || echo 1)" modules \
 		>"$work/$m.log" 2>&1 && [ -f "$work/src/$m/$m.ko" ]; then
@@ -105,10 +104,18 @@ probe() {
 	if [ "$(cat "$dir/key" 2>/dev/null)" != "$key" ] || [ ! -f "$dir/result" ]; then
 		echo "ena-tcp-tailfix: building each module for $kver to see which build (ena takes about a minute)" >&2
 		tmp=$(mktemp -d "$state/.$kver.XXXXXX")
+		# Side by side: ena's extraction and compile take longest.  The
+		# modules' Kbuild reads the version from ../dkms.conf.
+		mkdir -p "$tmp/src"
+		cp "$top/dkms.conf" "$tmp/src/"
 		for m in $MODULES; do
-			probe_one "$m" "$kver" "$kdir" "$tmp" >>"$tmp/result"
+			probe_one "$m" "$kver" "$kdir" "$tmp" >"$tmp/$m.result" &
 		done
-		rm -rf "$tmp/src"
+		wait
+		for m in $MODULES; do
+			cat "$tmp/$m.result" >>"$tmp/result"
+		done
+		rm -rf "$tmp/src" "$tmp"/*.result
 		echo "$key" >"$tmp/key"
 		rm -rf "$dir"
 		mv "$tmp" "$dir"
