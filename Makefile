@@ -66,22 +66,17 @@ endif
 		$(call BUILD_KDIR,$$k) scripts/build-modules.sh "$$k" "$(CURDIR)/out/$$k" $(BUILD_FLAGS); \
 	done
 
-# Called by DKMS (dkms.conf MAKE[0]) inside its own copy of the source.
+# Called by DKMS (dkms.conf MAKE[0]) inside its own copy of the source: puts
+# in place each module that builds for KVER (built once by dkms.conf's probe,
+# kept in TAILFIX_PROBE_DIR) and says in one line why any other was skipped.
 dkms-build:
-	@set -e; for d in $(MODULE_DIRS); do \
-		$(MAKE) -C /lib/modules/$(KVER)/build M=$(CURDIR)/$$d modules; \
-	done
-	@if ena/prepare-source.sh --probe $(KVER); then \
-		$(MAKE) -C ena KVER=$(KVER); \
-	else \
-		echo "ena-tcp-tailfix: ena skipped for $(KVER); tsq_probe and tcp_dctcp_fixed still install"; \
-	fi
+	+@KDIR='$(or $(KDIR),/lib/modules/$(KVER)/build)' scripts/build-modules.sh --dkms '$(KVER)' \
+		'$(or $(TAILFIX_PROBE_DIR),$(CURDIR)/.tailfix-probe)' '$(CURDIR)'
 
+# (dkms-build builds nothing in the module directories, it copies .ko files.)
 dkms-clean:
-	@for d in $(MODULE_DIRS); do \
-		$(MAKE) -s -C /lib/modules/$(KVER)/build M=$(CURDIR)/$$d clean 2>/dev/null || true; \
-	done
-	@[ ! -f ena/Makefile ] || $(MAKE) -s -C ena KVER=$(KVER) clean || true
+	@for d in $(MODULE_DIRS); do rm -f $$d/*.ko; done
+	@rm -rf 'ena/build-$(KVER)' ena/ena.ko '$(CURDIR)/.tailfix-probe'
 
 lint:
 	@scripts/lint.sh $(KVER)

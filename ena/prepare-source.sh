@@ -4,17 +4,28 @@
 # prepare-source.sh - put the kernel's own ENA driver source for one kernel
 # into a build directory and apply this package's patches to it.
 #
-# Usage: prepare-source.sh [--probe] KVER OUTDIR
-#        prepare-source.sh --probe KVER
+# Usage: prepare-source.sh KVER OUTDIR
 #        prepare-source.sh --pristine KVER OUTDIR
+#        prepare-source.sh --probe KVER [OUTDIR]
+#        prepare-source.sh --locate KVER
+#        prepare-source.sh --id KVER
 #
 #   KVER     kernel release the module is built for (e.g. 6.1.0-57-cloud-amd64)
 #   OUTDIR   directory to create; it receives the ENA *.c/*.h files, patched.
 #            Any previous content is replaced, and nothing is left behind
 #            when preparation fails.
-#   --probe  only tell (one line, exit 0/1) whether a source is available for
-#            KVER; nothing is extracted or decompressed.
 #   --pristine  extract without applying the patches (for checks and tests).
+#   --probe  a full dry run: extract, check, patch and compile ena.ko against
+#            the kernel's build tree (KDIR, default /lib/modules/KVER/build)
+#            in a temporary directory, and say in one line whether ena builds
+#            for KVER (exit 0, the line on stdout) or why not (exit status
+#            below, the line on stderr).  With OUTDIR, the patched and built
+#            tree (with ena.ko) is left there on success.  ENA_PROBE_LOG=FILE
+#            keeps the compiler output.  About a minute per kernel.
+#   --locate only tell (one line, exit 0/1) whether a source is available for
+#            KVER; nothing is extracted or decompressed.
+#   --id     print what identifies the source that would be used (its path
+#            and the size and time of its files), for caching probe results.
 #
 # Where the source comes from, first match wins:
 #   1. ENA_SRC=PATH: a kernel source tree, the ENA driver directory itself
@@ -26,15 +37,22 @@
 #      or an already unpacked /usr/src/linux-source-X.Y[.*]/ tree.
 #   Only the ENA files are extracted from a tarball.
 #
+# A source whose ena_start_xmit() drop path already rings the TX doorbell
+# (this package's fix, Amazon's variant in amzn-drivers >= 2.12.0, or the
+# unconditional doorbell Eric Dumazet suggested in the seed thread) needs
+# nothing from this package: "nothing to do: in-tree ena is fine", exit 5.
+#
 # Patches: patches/X.Y/series lists them in order; they are applied with
 # patch -p1 --fuzz=0.  ENA_SERIES=X.Y picks another directory (for a kernel
 # series without its own).  When a patch fails, the one-line message says
 # whether the source already has the change (the patch reverse-applies) or
 # is simply a version these patches do not know.
 #
-# Exit status: 0 ok; 1 usage or probe found nothing; 2 ENA_SRC is not
+# Exit status: 0 ok; 1 usage or probe/locate found nothing; 2 ENA_SRC is not
 # usable; 3 no source found; 4 no patch series for the kernel series;
-# 5 the source already has the changes; 6 a patch does not apply.
+# 5 the source already has the changes; 6 a patch does not apply;
+# 7 (--probe) the patched source does not compile; 8 (--probe) no kernel
+# build tree for KVER.
 # Every failure prints one line starting with "ena: " on stderr.
 #
 # For tests, ENA_MODULES_DIR (default /lib/modules) and ENA_USR_SRC
@@ -53,25 +71,63 @@ die()
 
 	shift
 	echo "ena: $*" >&2
+	[ "$PROBE_LOG" = /dev/null ] || echo "ena: $*" >>"$PROBE_LOG"
 	exit "$rc"
+}
+
+# Progress and warnings: on stdout and stderr, or only into the log when
+# probing (a probe says one line).
+say()
+{
+	if [ "$mode" = probe ]; then
+		echo "ena: $*" >>"$PROBE_LOG"
+	else
+		echo "ena: $*"
+	fi
+}
+
+warn()
+{
+	if [ "$mode" = probe ]; then
+		echo "ena: warning: $*" >>"$PROBE_LOG"
+	else
+		echo "ena: warning: $*" >&2
+	fi
 }
 
 usage()
 {
-	echo "usage: $0 [--probe] KVER OUTDIR" >&2
+	echo "usage: $0 [--pristine] KVER OUTDIR | --probe KVER [OUTDIR] | --locate KVER | --id KVER" >&2
 	exit 1
 }
 
-probe=0
-pristine=0
+mode=prepare
 case ${1:-} in
---probe) probe=1; shift ;;
---pristine) pristine=1; shift ;;
+--probe) mode=probe; shift ;;
+--pristine) mode=pristine; shift ;;
+--locate) mode=locate; shift ;;
+--id) mode=id; shift ;;
 esac
 [ $# -ge 1 ] || usage
 KVER=$1
 OUTDIR=${2:-}
-[ $probe -eq 1 ] || [ -n "$OUTDIR" ] || usage
+case $mode in
+prepare | pristine) [ -n "$OUTDIR" ] || usage ;;
+esac
+# locate and probe report a missing source with exit 1, like before.
+probe=0
+case $mode in
+probe | locate | id) probe=1 ;;
+esac
+pristine=0
+[ $mode = pristine ] && pristine=1
+PROBE_LOG=/dev/null
+PROBE_OUT=
+PROBE_TMP=
+if [ $mode = probe ] && [ -n "${ENA_PROBE_LOG:-}" ]; then
+	PROBE_LOG=$ENA_PROBE_LOG
+	: >"$PROBE_LOG" || PROBE_LOG=/dev/null
+fi
 
 SERIES=$(printf '%s\n' "$KVER" | sed -n 's/^\([0-9]\{1,\}\.[0-9]\{1,\}\).*/\1/p')
 [ -n "$SERIES" ] || die 1 "cannot tell the kernel series (X.Y) of '$KVER'"
@@ -142,14 +198,34 @@ locate_source
 [ -f "$PATCHES/series" ] ||
 	die 4 "no patch series for kernel series ${ENA_SERIES:-$SERIES} ($PATCHES/series); available: $(cd "$HERE/patches" && echo */ | tr -d /)"
 
-if [ $probe -eq 1 ]; then
+case $mode in
+locate)
 	echo "ena: source for $KVER: $SRC_DESC"
 	exit 0
-fi
+	;;
+id)
+	echo "$SRC_KIND $SRC_PATH"
+	if [ "$SRC_KIND" = dir ]; then
+		stat -L -c '%n %s %Y' "$SRC_PATH"/*.[ch]
+	else
+		stat -L -c '%n %s %Y' "$SRC_PATH"
+	fi
+	exit 0
+	;;
+probe)
+	# The dry run prepares into a scratch directory and compiles there.
+	KDIR=${KDIR:-/lib/modules/$KVER/build}
+	[ -f "$KDIR/Makefile" ] ||
+		die 8 "no kernel build tree at $KDIR: install the headers for $KVER (Debian: linux-headers-$KVER) or set KDIR="
+	PROBE_OUT=${OUTDIR%/}
+	PROBE_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ena-probe.XXXXXX") || die 1 "cannot create a temporary directory"
+	OUTDIR=$PROBE_TMP/ena
+	;;
+esac
 
 OUTDIR=${OUTDIR%/}
 WORK=$(mktemp -d "$OUTDIR.tmp.XXXXXX") || die 1 "cannot create a directory next to $OUTDIR"
-trap 'rm -rf "$WORK"' EXIT
+trap 'rm -rf "$WORK" ${PROBE_TMP:+"$PROBE_TMP"}' EXIT
 mkdir "$WORK/ena"
 
 # The kernel version the source comes from, from its top-level Makefile.
@@ -196,11 +272,48 @@ tarball)
 	rm -rf "$WORK/x"
 	;;
 esac
-echo "ena: using ENA source of ${SRC_VERSION:-an unknown kernel version} from $SRC_DESC for $KVER"
+say "using ENA source of ${SRC_VERSION:-an unknown kernel version} from $SRC_DESC for $KVER"
 case $SRC_VERSION in
 "" | "$SERIES" | "$SERIES".*) ;;
-*) echo "ena: warning: the source is from $SRC_VERSION, the kernel is $KVER (series $SERIES)" >&2 ;;
+*) warn "the source is from $SRC_VERSION, the kernel is $KVER (series $SERIES)" ;;
 esac
+
+# The drop path of ena_start_xmit(): from the error_drop_packet label to the
+# end of the function.
+drop_path()
+{
+	awk '/^(static )?netdev_tx_t ena_start_xmit\(/ { f = 1 }
+	     f && /^error_drop_packet:/ { d = 1 }
+	     d { print }
+	     d && /^}/ { exit }' "$1"
+}
+
+# Which fix of the missing doorbell the source already has, if any: this
+# package's helper, Amazon's doorbell when queue entries are in use and no
+# further packet is promised, or an unconditional doorbell.
+doorbell_fix()
+{
+	local dp
+
+	dp=$(drop_path "$1/ena_netdev.c")
+	if printf '%s\n' "$dp" | grep -q 'ena_tx_drop_doorbell('; then
+		echo "this package's fix"
+	elif printf '%s\n' "$dp" | grep -q 'ena_com_used_q_entries(.*)' &&
+	     printf '%s\n' "$dp" | grep -q 'ena_ring_tx_doorbell('; then
+		echo "Amazon's variant, as in amzn-drivers 2.12.0 and later"
+	elif printf '%s\n' "$dp" | grep -q '^[[:space:]]*ena_ring_tx_doorbell(' &&
+	     ! printf '%s\n' "$dp" | grep -B1 '^[[:space:]]*ena_ring_tx_doorbell(' | grep -q '^[[:space:]]*if'; then
+		echo "Eric Dumazet's variant, an unconditional doorbell"
+	elif printf '%s\n' "$dp" | grep -q 'ena_ring_tx_doorbell(\|ena_com_write_sq_doorbell('; then
+		echo "a doorbell call"
+	fi
+}
+
+if [ $pristine -eq 0 ]; then
+	fix=$(doorbell_fix "$WORK/ena")
+	[ -z "$fix" ] ||
+		die 5 "nothing to do: in-tree ena is fine ($SRC_DESC already rings the TX doorbell on the drop path: $fix)"
+fi
 
 # patch(1) quietly, no fuzz, no questions, no backup files.
 try_patch()
@@ -235,9 +348,31 @@ for ((i = 0; i < n; i++)); do
 	die 6 "${PATCH_LIST[i]} does not apply to $SRC_DESC (${SRC_VERSION:-unknown version}) and does not reverse-apply either: unknown ENA source, not supported by patches/${ENA_SERIES:-$SERIES}; set ENA_SRC= to the pristine source of this kernel"
 done
 if [ $pristine -eq 1 ]; then
-	echo "ena: pristine source, no patch applied"
+	say "pristine source, no patch applied"
 else
-	echo "ena: applied $n patches from patches/${ENA_SERIES:-$SERIES}"
+	say "applied $n patches from patches/${ENA_SERIES:-$SERIES}"
+fi
+
+if [ $mode = probe ]; then
+	# Compile as ena/Makefile does, with the version it would give.
+	ver=${TAILFIX_VERSION:-$(sed -n 's/^PACKAGE_VERSION=//p' "$HERE/../dkms.conf" 2>/dev/null |
+				 head -n1 | tr -d "\"'")}
+	cp "$HERE/ena.kbuild" "$WORK/ena/Kbuild" || die 1 "cannot copy $HERE/ena.kbuild"
+	make -C "$KDIR" M="$WORK/ena" ENA_TAILFIX_VERSION="${ver:-unknown}" \
+		-j"$(nproc 2>/dev/null || echo 1)" modules >"$WORK/make.log" 2>&1
+	rc=$?
+	[ "$PROBE_LOG" = /dev/null ] || cat "$WORK/make.log" >>"$PROBE_LOG"
+	if [ $rc -ne 0 ] || [ ! -f "$WORK/ena/ena.ko" ]; then
+		err=$(grep -m1 -E ': (fatal )?error: |Error [0-9]' "$WORK/make.log" |
+		      sed "s|$WORK/ena/||g")
+		die 7 "the patched ENA source from $SRC_DESC does not compile for $KVER: ${err:-see the compiler output}"
+	fi
+	if [ -n "$PROBE_OUT" ]; then
+		rm -rf "$PROBE_OUT"
+		mv "$WORK/ena" "$PROBE_OUT" || die 1 "cannot create $PROBE_OUT"
+	fi
+	echo "ena: builds for $KVER from $SRC_DESC (${SRC_VERSION:-unknown version}, $n patches)"
+	exit 0
 fi
 
 rm -rf "$OUTDIR"

@@ -40,4 +40,28 @@ fi
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$conf")
 check "one version ($ver) in dkms.conf, none hard-coded elsewhere" \
 	bash -c "! grep -rn --include='*.c' --include=Kbuild --include=Makefile -F '\"$ver\"' '$TAILFIX_ROOT'/tsq_probe '$TAILFIX_ROOT'/tcp_dctcp_fixed '$TAILFIX_ROOT'/ena 2>/dev/null | grep -v build-"
+
+# Inside a DKMS tree (dkms.conf read as .../<name>/<version>/source/dkms.conf):
+# once built for a kernel, the list is what DKMS kept for it, whatever the
+# ENA source says now; before, the probe decides and keeps its verdicts.
+tree=$(mktemp -d)
+on_exit rm -rf "$tree"
+pkgdir=$tree/ena-tcp-tailfix/$ver
+mkdir -p "$pkgdir" && ln -s "$TAILFIX_ROOT" "$pkgdir/source"
+in_tree_modules() {	# in_tree_modules KVER: what dkms would build, read as dkms does
+	kernelver=$1 arch=x86_64 kernel_source_dir=/nonexistent/build \
+		bash -c '. "$0"; echo "${BUILT_MODULE_NAME[*]}"' "$pkgdir/source/dkms.conf" 2>/dev/null
+}
+mkdir -p "$pkgdir/$fake/x86_64/module"
+touch "$pkgdir/$fake/x86_64/module/tsq_probe.ko" "$pkgdir/$fake/x86_64/module/ena.ko.xz"
+out=$(in_tree_modules "$fake")
+log "built for $fake (tsq_probe, ena): $out"
+check "built: dkms.conf lists exactly the modules DKMS kept" test "$out" = "tsq_probe ena"
+nohdr=5.99.0-2-noheaders-amd64
+out=$(in_tree_modules "$nohdr")
+log "not built, no headers for $nohdr: $out; probe: $(cat "$pkgdir/.tailfix-probe/$nohdr/result" 2>/dev/null | paste -sd';' -)"
+check "not built: the probe ran and kept one verdict per module" \
+	test "$(grep -c '^skip .* no kernel build tree at /nonexistent/build' "$pkgdir/.tailfix-probe/$nohdr/result" 2>/dev/null)" -eq 3
+check "nothing builds: dkms.conf still lists tsq_probe and tcp_dctcp_fixed (the build fails, saying why)" \
+	test "$out" = "tsq_probe tcp_dctcp_fixed"
 ksft_finish

@@ -12,8 +12,9 @@
 # no half-prepared build directory left behind:
 #   - ENA_SRC pointing at nothing usable;
 #   - a source the series does not apply to (a corrupted copy);
-#   - a source that already has the fixes (a patched copy);
-#   - no source at all for the kernel.
+#   - a source that already has the fixes (a patched copy): "nothing to do";
+#   - no source at all for the kernel;
+# and prepare-source.sh --probe's verdicts that come before a compile.
 
 . "$(dirname "$0")/../lib.sh"
 
@@ -114,22 +115,48 @@ check "source that will not patch: own message, non-zero" \
 	ENA_SRC="$TMP/corrupt"
 
 check "source already fixed: own message, non-zero" \
-	expect_fail fixed '^ena: .* does not apply because .* already has this fix \(the patch reverse-applies\)' \
+	expect_fail fixed "^ena: nothing to do: in-tree ena is fine \(.* already rings the TX doorbell on the drop path: this package's fix\)" \
 	ENA_SRC="$TMP/fixed"
 
 check "no source at all: own message naming ENA_SRC, non-zero" \
 	expect_fail none '^ena: no ENA source for .*ENA_SRC=' \
 	ENA_MODULES_DIR="$TMP/none" ENA_USR_SRC="$TMP/none"
 
-"$TAILFIX_ROOT/ena/prepare-source.sh" --probe "$k" >"$TMP/probe.log" 2>&1
+"$TAILFIX_ROOT/ena/prepare-source.sh" --locate "$k" >"$TMP/probe.log" 2>&1
 rc=$?
-sed 's/^/# probe: /' "$TMP/probe.log"
-check "--probe finds the source for $k" [ $rc -eq 0 ]
+sed 's/^/# locate: /' "$TMP/probe.log"
+check "--locate finds the source for $k" [ $rc -eq 0 ]
 ENA_MODULES_DIR=$TMP/none ENA_USR_SRC=$TMP/none \
-	"$TAILFIX_ROOT/ena/prepare-source.sh" --probe "$k" >"$TMP/probe.log" 2>&1
+	"$TAILFIX_ROOT/ena/prepare-source.sh" --locate "$k" >"$TMP/probe.log" 2>&1
 rc=$?
-sed 's/^/# probe without source: /' "$TMP/probe.log"
-check "--probe without a source: exit 1 and one line" \
+sed 's/^/# locate without source: /' "$TMP/probe.log"
+check "--locate without a source: exit 1 and one line" \
 	test $rc -eq 1 -a "$(wc -l <"$TMP/probe.log")" -eq 1
+
+# --probe (the full dry run DKMS relies on; its compile is exercised by
+# host/dkms_partial.sh): each failure before the compile is one line on
+# stderr, nothing on stdout, its own status, and nothing left behind.
+# expect_probe TAG STATUS PATTERN env...
+expect_probe() {
+	local tag=$1 want=$2 pattern=$3 rc
+	shift 3
+	env "$@" "$TAILFIX_ROOT/ena/prepare-source.sh" --probe "$k" "$TMP/probe-out" \
+		>"$TMP/probe.out" 2>"$TMP/probe.err"
+	rc=$?
+	sed "s/^/# probe $tag: /" "$TMP/probe.err"
+	[ $rc -eq "$want" ] || { log "probe $tag: exit $rc, not $want"; return 1; }
+	[ ! -s "$TMP/probe.out" ] || { log "probe $tag: something on stdout"; return 1; }
+	[ "$(wc -l <"$TMP/probe.err")" -eq 1 ] || { log "probe $tag: not one line"; return 1; }
+	grep -qE "$pattern" "$TMP/probe.err" || { log "probe $tag: no line matching '$pattern'"; return 1; }
+	[ ! -e "$TMP/probe-out" ] || { log "probe $tag: output directory left behind"; return 1; }
+}
+check "--probe, already fixed source: exit 5, nothing to do" \
+	expect_probe fixed 5 '^ena: nothing to do: in-tree ena is fine' ENA_SRC="$TMP/fixed"
+check "--probe, source that will not patch: exit 6" \
+	expect_probe corrupt 6 '^ena: .* unknown ENA source' ENA_SRC="$TMP/corrupt"
+check "--probe, no kernel build tree: exit 8" \
+	expect_probe nokdir 8 '^ena: no kernel build tree at ' KDIR="$TMP/none"
+check "--probe, no source: exit 1" \
+	expect_probe none 1 '^ena: no ENA source for ' ENA_MODULES_DIR="$TMP/none" ENA_USR_SRC="$TMP/none"
 
 ksft_finish
