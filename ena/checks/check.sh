@@ -2,19 +2,26 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # check.sh DIR: run the semantic patches of this directory on the ENA driver
-# source in DIR (the *.c files of drivers/net/ethernet/amazon/ena).
+# source in DIR (ena_netdev.h and the *.c files of
+# drivers/net/ethernet/amazon/ena).
 #
-#   tx_drop_doorbell.cocci  no drop path of a transmit function returns
-#                           without the doorbell decision
+#   tx_drop_doorbell.cocci  every drop path of ena_start_xmit() makes the
+#                           success path's doorbell decision and calls a
+#                           function that really writes the doorbell
 #   napi_stats_order.cocci  no statistics update after napi_complete_done()
 #                           in a poll function
+#   napi_syncp.cocci        one writer per Tx ring u64_stats_sync: napi_syncp
+#                           only from functions run only by NAPI, the
+#                           transmit path's syncp never from a poll function
+#                           or a shared function it calls
 #
-# The driver's *.c files are checked as one unit, so that a call from
-# ena_xdp.c to a statistics helper in ena_netdev.c is seen; findings are
-# reported as FILE:LINE of the original files.  Each check also lists the
-# functions it examined ("checked: fn()"); the check fails as unusable when
-# one of CHECK_EXPECT (default: ena_start_xmit ena_xdp_xmit_frame
-# ena_io_poll ena_xdp_io_poll) was not examined, so a parse failure cannot
+# ena_netdev.h (inline helpers such as 6.12's ena_ring_tx_doorbell()) and
+# the driver's *.c files are checked as one unit, so that calls across
+# files are seen; findings are reported as FILE:LINE of the original
+# files.  Each check also lists the functions it examined ("checked:
+# fn()"); the check fails as unusable when an expected function was not
+# examined (CHECK_EXPECT, default ena_start_xmit for the transmit check and
+# ena_io_poll ena_xdp_io_poll for the other two), so a parse failure cannot
 # pass for a clean source.
 #
 # Exit: 0 clean, 1 findings, 2 the checker could not do its job.
@@ -22,7 +29,7 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 DIR=${1:?usage: check.sh ENA_SOURCE_DIR}
-EXPECT=${CHECK_EXPECT:-ena_start_xmit ena_xdp_xmit_frame ena_io_poll ena_xdp_io_poll}
+EXPECT=${CHECK_EXPECT:-ena_start_xmit ena_io_poll ena_xdp_io_poll}
 
 command -v spatch >/dev/null || { echo "check: spatch (coccinelle) not installed" >&2; exit 2; }
 [ -f "$DIR/ena_netdev.c" ] || { echo "check: no ena_netdev.c in $DIR" >&2; exit 2; }
@@ -32,14 +39,14 @@ trap 'rm -rf "$TMP"' EXIT
 
 # One unit, and a map of where each file starts in it.
 line=1
-for f in "$DIR"/*.c; do
+for f in "$DIR"/ena_netdev.h "$DIR"/*.c; do
 	printf '%s %d\n' "$(basename "$f")" "$line" >>"$TMP/map"
 	cat "$f" >>"$TMP/ena_all.c"
 	line=$(($(wc -l <"$TMP/ena_all.c") + 1))
 done
 
 rc=0
-for c in tx_drop_doorbell napi_stats_order; do
+for c in tx_drop_doorbell napi_stats_order napi_syncp; do
 	if ! (cd "$TMP" && spatch --very-quiet --no-includes \
 		--sp-file "$HERE/$c.cocci" ena_all.c) >"$TMP/$c.out" 2>"$TMP/$c.err"; then
 		echo "check: spatch failed on $c.cocci:" >&2
@@ -51,7 +58,7 @@ for c in tx_drop_doorbell napi_stats_order; do
 		# A function only one of the checks is about is not expected
 		# by the other one.
 		case $c:$fn in
-		tx_drop_doorbell:*_poll | napi_stats_order:*xmit*) continue ;;
+		tx_drop_doorbell:*_poll | napi_*:*xmit*) continue ;;
 		esac
 		echo "check: $c.cocci did not examine $fn() in $DIR" >&2
 		exit 2

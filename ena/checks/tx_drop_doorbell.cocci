@@ -1,21 +1,43 @@
 // SPDX-License-Identifier: GPL-2.0
-/// A transmit function that drops a packet must still make the doorbell
-/// decision before it returns: descriptors queued earlier with xmit_more
-/// (or, for XDP, without XDP_XMIT_FLUSH) wait for a doorbell that only a
-/// later packet would ring, and a drop that ends the batch must ring it.
+/// A transmit function (one returning netdev_tx_t) that drops a packet
+/// must make the same doorbell decision as when it sends one: descriptors
+/// queued earlier with xmit_more wait for the doorbell of the packet that
+/// ends the batch, and a dropped packet that ends it must ring for them.
 ///
-/// Drop paths checked:
-///  - in a function returning netdev_tx_t: every path from freeing the skb
-///    (dev_kfree_skb*(), dev_consume_skb_any()) to a return;
-///  - in an XDP transmit function (its name has "xmit" and it tests
-///    XDP_XMIT_FLUSH): every path from the branch taken when a status
-///    variable reports failure ("if (rc)", "if (unlikely(rc))") to a return.
-/// The doorbell decision is a call of a function whose name has "doorbell".
-/// Helpers that only queue (no skb freed, no XDP_XMIT_FLUSH) are left to
-/// their callers.
+/// What is checked, for every such function:
+///  - a doorbell function is one that writes the doorbell register
+///    (ena_com_write_sq_doorbell()) on every path through it, early
+///    returns included ("when strict"): a helper that returns at once, or
+///    on some path, or does not write it, is not one;
+///  - the success path has the decision "if (C) doorbell()" where C
+///    mentions netdev_xmit_more(); a function without one is reported;
+///  - every path from freeing the skb (dev_kfree_skb*(),
+///    dev_consume_skb_any()) to a return goes through "if (E) { ...
+///    doorbell(); ... }" where E is C itself or "X && (C)" / "(C) && X"
+///    (X: e.g. "descriptors are pending").
 //
 // Confidence: High for the ENA driver it was written for.
 // Options: --no-includes
+
+@initialize:python@
+@@
+import re
+
+def norm(s):
+    return re.sub(r'\s+', '', s)
+
+decisions = {}
+xmits = set()
+
+@dbfn@
+identifier db;
+@@
+db(...)
+{
+  ... when strict
+  ena_com_write_sq_doorbell(...);
+  ...
+}
 
 @checked_skb@
 typedef netdev_tx_t;
@@ -26,12 +48,39 @@ netdev_tx_t xmit(...) { ... }
 @script:python@
 xmit << checked_skb.xmit;
 @@
+xmits.add(xmit)
 print("checked: %s()" % xmit)
+
+@success exists@
+identifier checked_skb.xmit;
+identifier dbfn.db;
+expression C;
+@@
+netdev_tx_t xmit(...)
+{
+  ... when any
+(
+  if (C) { ... db(...); ... }
+|
+  if (C) db(...);
+)
+  ... when any
+}
+
+@script:python@
+xmit << checked_skb.xmit;
+c << success.C;
+@@
+if 'netdev_xmit_more' in c:
+    decisions.setdefault(xmit, set()).add(norm(c))
+else:
+    cocci.include_match(False)
 
 @skb_drop exists@
 identifier checked_skb.xmit;
-identifier db =~ "doorbell";
-expression skb;
+identifier dbfn.db;
+expression success.C;
+expression skb, X;
 position p;
 @@
 netdev_tx_t xmit(...)
@@ -44,7 +93,11 @@ netdev_tx_t xmit(...)
 |
   dev_consume_skb_any(skb)@p;
 )
-  ... when != db(...)
+  ... when != if (C) { ... db(...); ... }
+      when != if (X && C) { ... db(...); ... }
+      when != if (X && (C)) { ... db(...); ... }
+      when != if (C && X) { ... db(...); ... }
+      when != if ((C) && X) { ... db(...); ... }
   return ...;
 }
 
@@ -52,41 +105,11 @@ netdev_tx_t xmit(...)
 p << skb_drop.p;
 xmit << checked_skb.xmit;
 @@
-print("%s:%s: %s(): drop path returns without a doorbell decision" %
+print("%s:%s: %s(): drop path returns without the success path's doorbell decision" %
       (p[0].file, p[0].line, xmit))
 
-@xdpfn@
-identifier fn =~ "xmit";
+@finalize:python@
 @@
-fn(...)
-{
-  <+... XDP_XMIT_FLUSH ...+>
-}
-
-@script:python@
-fn << xdpfn.fn;
-@@
-print("checked: %s()" % fn)
-
-@xdp_drop exists@
-identifier xdpfn.fn;
-identifier db =~ "doorbell";
-identifier rc;
-position p;
-@@
-fn(...)
-{
-  ... when any
-  if (\(rc\|unlikely(rc)\)) {
-  ... when != db(...)
-  return@p ...;
-  }
-  ... when any
-}
-
-@script:python@
-p << xdp_drop.p;
-fn << xdpfn.fn;
-@@
-print("%s:%s: %s(): drop path returns without a doorbell decision" %
-      (p[0].file, p[0].line, fn))
+for x in sorted(xmits):
+    if x not in decisions:
+        print("ena_all.c:1: %s(): no doorbell decision (if (...netdev_xmit_more()...) doorbell) on the success path, or no function that rings the doorbell" % x)

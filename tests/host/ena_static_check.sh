@@ -5,11 +5,21 @@
 # ena/checks/check.sh), in both directions, for each kernel series with a
 # patch series (6.1, 6.12) whose ENA source can be found:
 #   - the pristine source FAILS: every known instance is reported (drop
-#     paths of ena_start_xmit() and ena_xdp_xmit_frame(); statistics after
-#     napi_complete_done() in ena_io_poll() and ena_xdp_io_poll());
-#   - the patched source PASSES both checks;
-#   - neither verdict is vacuous: the checker must have examined the
-#     transmit and poll functions (check.sh exits 2 otherwise).
+#     path of ena_start_xmit(); statistics after napi_complete_done() in
+#     ena_io_poll() and ena_xdp_io_poll(); the transmit path's syncp
+#     written by both poll functions and by ena_unmask_interrupt());
+#   - the patched source PASSES all checks;
+#   - mutants of the patched source FAIL, each with the check it breaks:
+#     a drop path calling a doorbell helper that returns at once, a
+#     ena_ring_tx_doorbell() that returns at once, a drop path deciding
+#     on a different condition, the poll statistics moved after
+#     napi_complete_done(), a second writer of napi_syncp in the transmit
+#     path, unmask_interrupt counted under napi_syncp in
+#     ena_unmask_interrupt(), and a NAPI counter under the transmit path's
+#     syncp in a poll function;
+#   - no verdict is vacuous: the checker must have examined the transmit
+#     and poll functions (check.sh exits 2 otherwise), and each mutant
+#     must have changed the source.
 # The source comes from ena/prepare-source.sh (linux-source-X.Y in /usr/src,
 # or ENA_SRC_<X>_<Y>=..., e.g. ENA_SRC_6_12=/path/to/linux).
 
@@ -26,6 +36,25 @@ on_exit rm -rf "$TMP"
 
 # expect_found OUT FN RULE: OUT reports FN for RULE.
 expect_found() { grep -q ": $2(): .*\[$3\]$" "$1"; }
+
+# Mutants of the patched source: NAME|CHECK THAT MUST CATCH IT|perl -0pi
+# expression, applied to every .c/.h (the same text in 6.1 and 6.12).
+MUTANTS=(
+	# the drop path calls a "doorbell" helper that returns at once
+	'noop_helper|tx_drop_doorbell|s/(\(netif_xmit_stopped\(txq\) \|\| !netdev_xmit_more\(\)\)\) \{\n\t\t)ena_ring_tx_doorbell\(tx_ring\);/$1ena_tx_drop_doorbell(tx_ring);/; s/^(static netdev_tx_t ena_start_xmit\()/static void ena_tx_drop_doorbell(struct ena_ring *tx_ring)\n{\n}\n\n$1/m'
+	# the doorbell function itself returns before writing the register
+	'noop_doorbell|tx_drop_doorbell|s/(void ena_ring_tx_doorbell\(struct ena_ring \*tx_ring\)\n\{\n)/$1\tif (tx_ring)\n\t\treturn;\n/'
+	# the drop path rings on another condition than the success path
+	'other_decision|tx_drop_doorbell|s/(tx_ring->doorbell_pending &&\n\t    \(netif_xmit_stopped\(txq\) \|\| )!(netdev_xmit_more\(\)\)\))/$1$2/'
+	# ring before the stats: ena_io_poll() accounts after napi_complete_done()
+	'stats_after_complete|napi_stats_order|s/(\t\/\* Account for this poll while it owns NAPI:.*?last_napi_jiffies, jiffies\);\n)\n(.*?)(\treturn ret;\n\}\n\nstatic irqreturn_t ena_intr_msix_mgmnt)/$2$1\n$3/s'
+	# a second writer of napi_syncp: the transmit path
+	'napi_syncp_in_xmit|napi_syncp|s/(\tskb_tx_timestamp\(skb\);\n)/$1\tena_increase_stat(&tx_ring->tx_stats.tx_poll, 1, &tx_ring->napi_syncp);\n/'
+	# a second writer of napi_syncp: ena_unmask_interrupt(), called by ena_up() too
+	'napi_syncp_in_unmask|napi_syncp|s/\tatomic_inc\(&tx_ring->unmasks_uncounted\);/\tena_increase_stat(&tx_ring->tx_stats.unmask_interrupt, 1, &tx_ring->napi_syncp);/'
+	# a NAPI counter under the transmit path's syncp, in the poll function
+	'syncp_in_poll|napi_syncp|s/(ena_increase_stat\(&tx_ring->tx_stats.napi_comp, 1,\n\t\t\t\t  &tx_ring->)napi_syncp/$1syncp/'
+)
 
 ran=0
 for series in $(cd "$ENA/patches" && echo */ | tr -d /); do
@@ -53,12 +82,16 @@ for series in $(cd "$ENA/patches" && echo */ | tr -d /); do
 	check "$series: pristine source fails the checks (exit 1)" [ "$rc" -eq 1 ]
 	check "$series: pristine: ena_start_xmit() drop path flagged" \
 		expect_found "$TMP/pristine.out" ena_start_xmit tx_drop_doorbell
-	check "$series: pristine: ena_xdp_xmit_frame() drop path flagged" \
-		expect_found "$TMP/pristine.out" ena_xdp_xmit_frame tx_drop_doorbell
 	check "$series: pristine: ena_io_poll() late statistics flagged" \
 		expect_found "$TMP/pristine.out" ena_io_poll napi_stats_order
 	check "$series: pristine: ena_xdp_io_poll() late statistics flagged" \
 		expect_found "$TMP/pristine.out" ena_xdp_io_poll napi_stats_order
+	check "$series: pristine: ena_io_poll() writes the transmit syncp" \
+		expect_found "$TMP/pristine.out" ena_io_poll napi_syncp
+	check "$series: pristine: ena_xdp_io_poll() writes the transmit syncp" \
+		expect_found "$TMP/pristine.out" ena_xdp_io_poll napi_syncp
+	check "$series: pristine: ena_unmask_interrupt() writes the transmit syncp" \
+		expect_found "$TMP/pristine.out" ena_unmask_interrupt napi_syncp
 
 	if [ -d "$patched" ]; then
 		"$CHECK" "$patched" >"$TMP/patched.out" 2>&1
@@ -67,7 +100,24 @@ for series in $(cd "$ENA/patches" && echo */ | tr -d /); do
 	else
 		rc=none
 	fi
-	check "$series: patched source passes both checks (exit 0)" [ "$rc" = 0 ]
+	check "$series: patched source passes all checks (exit 0)" [ "$rc" = 0 ]
+
+	[ -d "$patched" ] && for m in "${MUTANTS[@]}"; do
+		name=${m%%|*}; rest=${m#*|}; want=${rest%%|*}; expr=${rest#*|}
+		mutant=$TMP/$series-$name
+		cp -r "$patched" "$mutant"
+		perl -0pi -e "$expr" "$mutant"/*.[ch]
+		if diff -rq "$patched" "$mutant" >/dev/null; then
+			check "$series: mutant $name changes the source" false
+			continue
+		fi
+		"$CHECK" "$mutant" >"$TMP/mutant.out" 2>&1
+		rc=$?
+		grep -v '^# ' "$TMP/mutant.out" | sed "s/^/# $series $name: /"
+		check "$series: mutant $name fails the checks (exit 1)" [ "$rc" -eq 1 ]
+		check "$series: mutant $name caught by $want" grep -q "\[$want\]$" "$TMP/mutant.out"
+		rm -rf "$mutant"
+	done
 	rm -rf "$pristine" "$patched"
 done
 
