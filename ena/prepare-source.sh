@@ -289,14 +289,15 @@ drop_path()
 }
 
 # Which fix of the missing doorbell the source already has, if any: this
-# package's helper, Amazon's doorbell when queue entries are in use and no
+# package's series (its doorbell_pending flag, or the ena_tx_drop_doorbell()
+# helper of its first releases), Amazon's doorbell when queue entries are in use and no
 # further packet is promised, or an unconditional doorbell.
 doorbell_fix()
 {
 	local dp
 
 	dp=$(drop_path "$1/ena_netdev.c")
-	if printf '%s\n' "$dp" | grep -q 'ena_tx_drop_doorbell('; then
+	if printf '%s\n' "$dp" | grep -q 'doorbell_pending\|ena_tx_drop_doorbell('; then
 		echo "this package's fix"
 	elif printf '%s\n' "$dp" | grep -q 'ena_com_used_q_entries(.*)' &&
 	     printf '%s\n' "$dp" | grep -q 'ena_ring_tx_doorbell('; then
