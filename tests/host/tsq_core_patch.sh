@@ -101,6 +101,8 @@ wfree_accesses() {
 			-e 's/^([a-z_A-Z]+)\(.*sk->(sk_[a-z_]+)$/\1 \2/'
 }
 
+accesses_differ() { ! same_accesses "$@"; }
+
 same_accesses() {
 	local a b
 	a=$(wfree_accesses "$TMP/$1") b=$(wfree_accesses "$TMP/$2")
@@ -142,6 +144,34 @@ only_lines_changed() {
 same_file() { cmp "$TMP/$1/$3" "$TMP/$2/$3"; }
 differs() { ! cmp -s "$TMP/$1/$3" "$TMP/$2/$3"; }
 
+completer_is() { [ "$(completer_kind "$TMP/$1")" = "$2" ]; }
+refused() { ! patch_run "$TMP/$1" "$2" --dry-run; }
+series_applies() { patch_run "$TMP/$1" "$2" && patch_run "$TMP/$1" "$3"; }
+
+# reverse_restores TREE PATCH ORIG FILE: PATCH reverses in TREE, giving ORIG's FILE.
+reverse_restores() { patch_run "$TMP/$1" "$2" -R && same_file "$3" "$1" "$4"; }
+
+# both_same TCP_FROM OUTPUT_FROM TREE: TREE's tcp.c and tcp_output.c.
+both_same() {
+	same_file "$1" "$3" net/ipv4/tcp.c && same_file "$2" "$3" net/ipv4/tcp_output.c
+}
+
+# has_lines FILE LINE...: each LINE is a whole line of FILE.
+has_lines() {
+	local f=$1 l
+	shift
+	for l in "$@"; do
+		grep -qxF -- "$l" "$f" || { log "missing in $(basename "$f"): $l"; return 1; }
+	done
+}
+
+# mutant_loses TREE PATCH MUTANT [MORE]: MUTANT really differs from PATCH,
+# applies (then MORE) to TREE, and the model then loses a wake-up.
+mutant_loses() {
+	! cmp -s "$2" "$3" && patch_run "$TMP/$1" "$3" &&
+		{ [ -z "${4:-}" ] || patch_run "$TMP/$1" "$4"; } && model_says "$1" loss
+}
+
 # git_repo NAME TREE: a git repository holding TREE's two files.
 git_repo() {
 	local r=$TMP/git-$1
@@ -157,10 +187,20 @@ git_am_refused() {
 	! git_am "$@" && git -C "$TMP/git-$1" am --abort &&
 		[ -z "$(git -C "$TMP/git-$1" status --porcelain)" ]
 }
+git_am_refused_each() {
+	local r=$1 p
+	shift
+	for p in "$@"; do git_am_refused "$r" "$p" || return 1; done
+}
+# commit_is REPO SKIP "AUTHOR|DATE": the commit SKIP below HEAD.
+commit_is() {
+	[ "$(git -C "$TMP/git-$1" log -1 --skip="$2" --format='%an <%ae>|%ad' --date=iso)" = "$3" ]
+}
 
 # Both at once: each tar decompresses a whole tarball for a few files.
 extract 6.1 &
 pid=$!
+# shellcheck disable=SC2086 # a list of paths
 extract 6.12 $CP_FILES || fail "cannot extract $FILES $CP_FILES from linux-source-6.12"
 wait "$pid" || fail "cannot extract $FILES from linux-source-6.1"
 mktree t61 "$TMP/src-6.1"
@@ -190,7 +230,7 @@ done
 
 # ---- 0002: the tcp_wfree() load ----
 check "6.1: tcp_wfree() reads sk_tsq_flags with READ_ONCE() after the RMW" \
-	eval '[ "$(completer_kind "$TMP/t61")" = C61 ]'
+	completer_is t61 C61
 check "6.1.192 as shipped: the model loses a wake-up (arm64)" \
 	model_says t61 loss
 mktree t61p "$TMP/t61"
@@ -199,7 +239,7 @@ check "6.1: 0002 applies with --fuzz=0 (dry run)" \
 check "6.1: 0002 applies with --fuzz=0" \
 	patch_run "$TMP/t61p" "$P2"
 check "6.1 + 0002: tcp_wfree() reads sk_tsq_flags with smp_load_acquire()" \
-	eval '[ "$(completer_kind "$TMP/t61p")" = C612 ]'
+	completer_is t61p C612
 check "6.1 + 0002: only the flags load changed (and its comment)" \
 	only_lines_changed t61 t61p net/ipv4/tcp_output.c \
 	'[[:space:]]for \(oval = READ_ONCE\(sk->sk_tsq_flags\);; oval = nval\) \{' \
@@ -208,21 +248,21 @@ check "6.1 + 0002: no lost wake-up in the model (arm64)" \
 	model_says t61p no-loss
 mktree t61p-rev "$TMP/t61p"
 check "6.1 + 0002: 0002 reverse-applies and restores tcp_output.c byte for byte" \
-	eval 'patch_run "$TMP/t61p-rev" "$P2" -R && same_file t61 t61p-rev net/ipv4/tcp_output.c'
+	reverse_restores t61p-rev "$P2" t61 net/ipv4/tcp_output.c
 check "6.12 has it: tcp_wfree() makes the same ordered accesses as 6.1 + 0002" \
 	same_accesses t612 t61p
 check "6.12 as shipped: no lost wake-up in the model (arm64)" \
 	model_says t612 no-loss
 check "6.1 as shipped differs from 6.12 in those accesses (the check can fail)" \
-	eval '! same_accesses t612 t61'
+	accesses_differ t612 t61
 mktree t612-p2 "$TMP/t612"
 check "6.12: 0002 does not apply (b548b17a93fd rewrote the loop)" \
-	eval '! patch_run "$TMP/t612-p2" "$P2" --dry-run'
+	refused t612-p2 "$P2"
 
 # ---- the series on 6.1.y before 6.1.76 ----
 mktree t61old12 "$TMP/t61-no1"
 check "6.1 without 0001: 0001 then 0002 apply with --fuzz=0" \
-	eval 'patch_run "$TMP/t61old12" "$P1" && patch_run "$TMP/t61old12" "$P2"'
+	series_applies t61old12 "$P1" "$P2"
 check "6.1 without 0001, + 0001 + 0002: no lost wake-up in the model (arm64)" \
 	model_says t61old12 no-loss
 mktree t61old1 "$TMP/t61-re1"
@@ -234,9 +274,9 @@ git_repo old t61-no1
 check "git am: 0001 and 0002 apply to a 6.1 tree without the barrier" \
 	git_am old "$P1" "$P2"
 check "git am: 0001 keeps its upstream author and date" \
-	eval '[ "$(git -C "$TMP/git-old" log -1 --skip=1 --format="%an <%ae>|%ad" --date=iso)" = "Salvatore Dipietro <dipiets@amazon.com>|2024-01-19 11:01:33 -0800" ]'
+	commit_is old 1 "Salvatore Dipietro <dipiets@amazon.com>|2024-01-19 11:01:33 -0800"
 check "git am: the result is 6.1.192's tcp.c and 6.1 + 0002's tcp_output.c" \
-	eval 'same_file t61 git-old net/ipv4/tcp.c && same_file t61p git-old net/ipv4/tcp_output.c'
+	both_same t61 t61p git-old
 git_repo 61 t61
 check "git am: 6.1.192 refuses 0001 (already applied)" \
 	git_am_refused 61 "$P1"
@@ -244,16 +284,17 @@ check "git am: 0002 applies to 6.1.192" \
 	git_am 61 "$P2"
 git_repo 612 t612
 check "git am: 6.12.118 refuses 0001 and 0002" \
-	eval 'git_am_refused 612 "$P1" && git_am_refused 612 "$P2"'
+	git_am_refused_each 612 "$P1" "$P2"
 
 # ---- provenance and style ----
 check "0001: upstream author, commit line and Fixes tag" \
-	eval 'grep -qx "From: Salvatore Dipietro <dipiets@amazon.com>" "$P1" &&
-	grep -qx "commit 7267e8dcad6b2f9fce05a6a06335d7040acbc2b6 upstream." "$P1" &&
-	grep -qx "Fixes: 7aa5470c2c09 (\"tcp: tsq: move tsq_flags close to sk_wmem_alloc\")" "$P1"'
+	has_lines "$P1" "From: Salvatore Dipietro <dipiets@amazon.com>" \
+	"commit 7267e8dcad6b2f9fce05a6a06335d7040acbc2b6 upstream." \
+	'Fixes: 7aa5470c2c09 ("tcp: tsq: move tsq_flags close to sk_wmem_alloc")'
 check "0002: Fixes tag and the upstream commit it matches" \
-	eval 'grep -qE "^Fixes: [0-9a-f]{12} \(\".*\"\)$" "$P2" &&
-	grep -q "b548b17a93fd (\"tcp: tcp_wfree() refactoring\")" "$P2"'
+	has_lines "$P2" \
+	'Fixes: 14afee4b6092 ("net: convert sock.sk_wmem_alloc from atomic_t to refcount_t")' \
+	'b548b17a93fd ("tcp: tcp_wfree() refactoring") in v6.2, a cleanup around'
 
 CHECKPATCH=$TMP/src-6.12/scripts/checkpatch.pl
 # checkpatch_findings PATCH: "TYPE:TEXT OF THE LINE" for each finding, sorted,
@@ -270,25 +311,25 @@ checkpatch_findings() {
 			echo "$type:$(sed -n "${line}p" "$1")"
 		done | sort | paste -sd'|'
 }
+checkpatch_clean() { [ -z "$(checkpatch_findings "$1")" ] && [ "$(cat "$TMP/cp.rc")" = 0 ]; }
+checkpatch_only() { [ "$(checkpatch_findings "$1")" = "$2" ]; }
 check "checkpatch --strict: 0002 is clean" \
-	eval '[ -z "$(checkpatch_findings "$P2")" ] && [ "$(cat "$TMP/cp.rc")" = 0 ]'
+	checkpatch_clean "$P2"
 # 0001 keeps upstream's line as it is (upstream has no comment on the barrier)
 # and the "commit <sha> upstream." line of stable-kernel-rules.rst.
 P1_EXPECTED="GIT_COMMIT_ID:commit 7267e8dcad6b2f9fce05a6a06335d7040acbc2b6 upstream.|$(printf 'MEMORY_BARRIER:+\t\t\tsmp_mb__after_atomic();')"
 check "checkpatch --strict: 0001 has only upstream's and the stable line's findings" \
-	eval '[ "$(checkpatch_findings "$P1")" = "$P1_EXPECTED" ]'
+	checkpatch_only "$P1" "$P1_EXPECTED"
 
 # ---- mutants: the model checks above must be able to fail ----
 sed 's/^+\t\t\tsmp_mb__after_atomic();$/+\t\t\tbarrier();/' "$P1" >"$TMP/mut1.patch"
 mktree tmut1 "$TMP/t61-no1"
 check "mutant 0001 (barrier() instead of smp_mb__after_atomic()): model loses" \
-	eval '! cmp -s "$P1" "$TMP/mut1.patch" && patch_run "$TMP/tmut1" "$TMP/mut1.patch" &&
-	patch_run "$TMP/tmut1" "$P2" && model_says tmut1 loss'
+	mutant_loses tmut1 "$P1" "$TMP/mut1.patch" "$P2"
 sed 's/^+\tfor (oval = smp_load_acquire(&sk->sk_tsq_flags);; oval = nval) {$/+\tfor (oval = READ_ONCE(sk->sk_tsq_flags);; oval = nval) {/' \
 	"$P2" >"$TMP/mut2.patch"
 mktree tmut2 "$TMP/t61"
 check "mutant 0002 (keeps READ_ONCE()): model loses, 6.12 comparison fails" \
-	eval '! cmp -s "$P2" "$TMP/mut2.patch" && patch_run "$TMP/tmut2" "$TMP/mut2.patch" &&
-	model_says tmut2 loss && ! same_accesses t612 tmut2'
+	mutant_loses tmut2 "$P2" "$TMP/mut2.patch" && ! same_accesses t612 tmut2
 
 ksft_finish

@@ -73,17 +73,25 @@ mutant() {
 	sed -e "$2" "$MODEL" >"$f" && ! cmp -s "$MODEL" "$f" && echo "$f"
 }
 
+# env_not MODEL CHECK ARGS...: CHECK with MODEL as the model does NOT pass.
+env_not() {
+	local m=$1
+	shift
+	[ -n "$m" ] || return 1
+	! MODEL_SRC=$m "$@"
+}
+
 # shellcheck disable=SC2086
 {
 # Stores never wait in a buffer (sequential consistency): no loss anywhere,
 # so the arm64 6.1 check must not find one.
 m=$(mutant sc 's/^#define \(WFREE\|PUSH\)_ORDERED 0$/#define \1_ORDERED 1/')
 check "mutant (no store buffering): the 6.1 loss is no longer found" \
-	eval 'MODEL_SRC=$m; ! finds_violation mut_sc -DMM=MM_ARM64 $K61'
+	env_not "$m" finds_violation mut_sc -DMM=MM_ARM64 $K61
 # LDAR modelled as a plain load: the 6.12 proof must break.
 m=$(mutant rcpc 's/^#elif COMPLETER == C612 && MM == MM_ARM64$/#elif 0/')
 check "mutant (arm64 acquire not RCsc): the 6.12 proof breaks" \
-	eval 'MODEL_SRC=$m; ! proves mut_rcpc -DMM=MM_ARM64 $K612'
+	env_not "$m" proves mut_rcpc -DMM=MM_ARM64 $K612
 }
 
 ksft_finish
