@@ -148,12 +148,18 @@ completer_is() { [ "$(completer_kind "$TMP/$1")" = "$2" ]; }
 refused() { ! patch_run "$TMP/$1" "$2" --dry-run; }
 series_applies() { patch_run "$TMP/$1" "$2" && patch_run "$TMP/$1" "$3"; }
 
-# reverse_restores TREE PATCH ORIG FILE: PATCH reverses in TREE, giving ORIG's FILE.
-reverse_restores() { patch_run "$TMP/$1" "$2" -R && same_file "$3" "$1" "$4"; }
+# reverse_restores TREE PATCH ORIG FILE: TREE's FILE differs from ORIG's, and
+# PATCH reverses in TREE, giving ORIG's FILE.
+reverse_restores() {
+	differs "$3" "$1" "$4" && patch_run "$TMP/$1" "$2" -R && same_file "$3" "$1" "$4"
+}
 
-# both_same TCP_FROM OUTPUT_FROM TREE: TREE's tcp.c and tcp_output.c.
+# both_same TCP_FROM OUTPUT_FROM TREE: TREE's tcp.c and tcp_output.c are
+# those of TCP_FROM and OUTPUT_FROM, and the latter is a patched file (not
+# TCP_FROM's).
 both_same() {
-	same_file "$1" "$3" net/ipv4/tcp.c && same_file "$2" "$3" net/ipv4/tcp_output.c
+	same_file "$1" "$3" net/ipv4/tcp.c && same_file "$2" "$3" net/ipv4/tcp_output.c &&
+		differs "$1" "$2" net/ipv4/tcp_output.c
 }
 
 # has_lines FILE LINE...: each LINE is a whole line of FILE.
