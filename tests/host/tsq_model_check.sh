@@ -2,12 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Model check of the tcp_push()/tcp_wfree() TSQ wake-up handshake
-# (tsq_probe/model/tsq_wakeup.pml) with spin:
-#   - without the tcp_push() barrier spin finds a lost wake-up;
-#   - with it, the full state space holds no lost wake-up;
-#   - with it, corking is still reachable (the proof is not vacuous);
-#   - with it but an unordered tcp_wfree(), the wake-up is lost again
-#     (the completer's ordering is part of the argument).
+# (tsq_probe/model/tsq_wakeup.pml) with spin, per completer side and memory
+# model (see the model's header for what each knob means):
+#   arm64 (the hardware that loses wake-ups):
+#     - 6.1.y's tcp_wfree() (READ_ONCE) with the tcp_push() barrier: lost
+#       wake-up found -- the race patch 0002 closes;
+#     - 6.12's tcp_wfree() (smp_load_acquire, = 6.1.y + patch 0002) with the
+#       barrier: the full state space has none, and corking is reachable;
+#     - without the barrier (6.1.y before 6.1.76 = what patch 0001 fixes):
+#       lost wake-up found even with 6.12's completer;
+#   LKMM (what the kernel memory model promises on every architecture):
+#     - 6.12's completer with the barrier still loses: release-then-acquire
+#       is not a strong fence, so LKMM does not guarantee 6.12's code;
+#     - a full barrier (smp_mb__after_atomic()) after the refcount RMW does;
+#   x86: no loss even without the barrier (locked RMWs are full barriers).
 
 . "$(dirname "$0")/../lib.sh"
 
@@ -19,69 +27,71 @@ MODEL=$TAILFIX_ROOT/tsq_probe/model/tsq_wakeup.pml
 TMP=$(mktemp -d)
 on_exit rm -rf "$TMP"
 
-# verify TAG -DNAME=V...: generate, build and run the verifier in $TMP/TAG;
-# pan's report is left in $TMP/TAG/pan.log.
-verify() {
-	local tag=$1 dir=$TMP/$1
+# shellcheck source=../../tsq_probe/model/spin.sh
+. "$TAILFIX_ROOT/tsq_probe/model/spin.sh"
+
+# The knobs of each kernel variant.
+K61="-DCOMPLETER=C61 -DBARRIER=1"		# 6.1.76 .. 6.1.192
+K61_PATCHED="-DCOMPLETER=C612 -DBARRIER=1"	# 6.1.y + patch 0002
+K612="-DCOMPLETER=C612 -DBARRIER=1"		# 6.12.118, mainline
+K61_OLD="-DCOMPLETER=C61 -DBARRIER=0"		# 6.1.y before 6.1.76
+
+# shellcheck disable=SC2086 # the knob lists are meant to split
+{
+check "arm64, 6.1 completer + tcp_push() barrier: spin finds a lost wake-up" \
+	finds_violation arm64_61 -DMM=MM_ARM64 $K61
+check "arm64, 6.12 completer + barrier: the full state space has no lost wake-up" \
+	proves arm64_612 -DMM=MM_ARM64 $K612
+check "arm64, 6.12 completer + barrier: the pusher can still cork (not vacuous)" \
+	finds_violation arm64_612_vac -DMM=MM_ARM64 $K612 -DVACUITY=1
+check "arm64, 6.1 + patch 0002 (smp_load_acquire): no lost wake-up" \
+	proves arm64_61_patched -DMM=MM_ARM64 $K61_PATCHED
+check "arm64, no tcp_push() barrier (6.1 before 6.1.76): lost wake-up" \
+	finds_violation arm64_61_old -DMM=MM_ARM64 $K61_OLD
+check "arm64, no barrier but 6.12 completer: still a lost wake-up (0001 needed)" \
+	finds_violation arm64_612_nobarrier -DMM=MM_ARM64 -DCOMPLETER=C612 -DBARRIER=0
+check "LKMM, 6.1 completer + barrier: lost wake-up" \
+	finds_violation lkmm_61 -DMM=MM_LKMM $K61
+check "LKMM, 6.12 completer + barrier: lost wake-up (release+acquire is no strong fence)" \
+	finds_violation lkmm_612 -DMM=MM_LKMM $K612
+check "LKMM, smp_mb__after_atomic() completer + barrier: no lost wake-up" \
+	proves lkmm_mb -DMM=MM_LKMM -DCOMPLETER=CMB -DBARRIER=1
+check "LKMM, smp_mb__after_atomic() completer + barrier: corking reachable" \
+	finds_violation lkmm_mb_vac -DMM=MM_LKMM -DCOMPLETER=CMB -DBARRIER=1 -DVACUITY=1
+check "LKMM, smp_mb__after_atomic() completer, no barrier: lost wake-up" \
+	finds_violation lkmm_mb_nobarrier -DMM=MM_LKMM -DCOMPLETER=CMB -DBARRIER=0
+check "x86, 6.1 completer, no barrier: no lost wake-up (locked RMWs)" \
+	proves x86_61_old -DMM=MM_X86 $K61_OLD
+check "x86, 6.1 completer, no barrier: corking reachable" \
+	finds_violation x86_61_old_vac -DMM=MM_X86 $K61_OLD -DVACUITY=1
+}
+
+# The checks above must be able to fail: against mutants of the model, the
+# verdicts flip.  mutant TAG SED-EXPR: a copy of the model edited by SED-EXPR.
+mutant() {
+	local f=$TMP/mutant-$1.pml
+	sed -e "$2" "$MODEL" >"$f" && ! cmp -s "$MODEL" "$f" && echo "$f"
+}
+
+# env_not MODEL CHECK ARGS...: CHECK with MODEL as the model does NOT pass.
+env_not() {
+	local m=$1
 	shift
-	mkdir -p "$dir" && cp "$MODEL" "$dir/" || return 1
-	(
-		cd "$dir" || exit 1
-		spin "$@" -a tsq_wakeup.pml >spin.log 2>&1 || { cat spin.log; exit 1; }
-		gcc -O2 -DSAFETY -o pan pan.c >gcc.log 2>&1 || { cat gcc.log; exit 1; }
-		# Exhaustive search (no bitstate); -m: depth far above the model's.
-		./pan -m100000 >pan.log 2>&1
-		exit 0
-	) | sed 's/^/# /'
-	[ "${PIPESTATUS[0]}" -eq 0 ] || { log "$tag: spin/gcc failed"; return 1; }
-	return 0
+	[ -n "$m" ] || return 1
+	! MODEL_SRC=$m "$@"
 }
 
-pan_errors() { sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$TMP/$1/pan.log" | tail -n1; }
-
-# The search covered the whole state space, not a truncated part of it.
-search_complete() {
-	local f=$TMP/$1/pan.log
-	grep -q 'Full statespace search' "$f" &&
-		! grep -qE 'max search depth too small|Search not completed' "$f"
+# shellcheck disable=SC2086
+{
+# Stores never wait in a buffer (sequential consistency): no loss anywhere,
+# so the arm64 6.1 check must not find one.
+m=$(mutant sc 's/^#define \(WFREE\|PUSH\)_ORDERED 0$/#define \1_ORDERED 1/')
+check "mutant (no store buffering): the 6.1 loss is no longer found" \
+	env_not "$m" finds_violation mut_sc -DMM=MM_ARM64 $K61
+# LDAR modelled as a plain load: the 6.12 proof must break.
+m=$(mutant rcpc 's/^#elif COMPLETER == C612 && MM == MM_ARM64$/#elif 0/')
+check "mutant (arm64 acquire not RCsc): the 6.12 proof breaks" \
+	env_not "$m" proves mut_rcpc -DMM=MM_ARM64 $K612
 }
-
-# finds_violation TAG -D...: spin reports the assertion and leaves a trail;
-# the trail is replayed as diagnostics.
-finds_violation() {
-	local tag=$1 dir=$TMP/$1
-	shift
-	verify "$tag" "$@" || return 1
-	local n
-	n=$(pan_errors "$tag")
-	log "$tag: errors: ${n:-?}"
-	[ "${n:-0}" -ge 1 ] && grep -q 'assertion violated' "$dir/pan.log" &&
-		[ -f "$dir/tsq_wakeup.pml.trail" ] || return 1
-	(cd "$dir" && spin "$@" -t tsq_wakeup.pml 2>&1) |
-		grep -E '^ +(pusher|completer):|failed assertion' |
-		sed -e 's/^ *//' -e "s/^/$tag trail: /" -e 's/^/# /'
-	return 0
-}
-
-# proves TAG -D...: no error, and the search was exhaustive.
-proves() {
-	local tag=$1
-	shift
-	verify "$tag" "$@" || return 1
-	local n states
-	n=$(pan_errors "$tag")
-	states=$(sed -n 's/^ *\([0-9]*\) states, stored.*/\1/p' "$TMP/$tag/pan.log")
-	log "$tag: errors: ${n:-?}, ${states:-?} states stored"
-	[ "$n" = 0 ] && search_complete "$tag"
-}
-
-check "without the tcp_push() barrier spin finds a lost wake-up" \
-	finds_violation nobarrier -DBARRIER=0 -DWFREE_ORDERED=1
-check "with the barrier the full state space has no lost wake-up" \
-	proves barrier -DBARRIER=1 -DWFREE_ORDERED=1
-check "with the barrier the pusher can still cork (proof not vacuous)" \
-	finds_violation vacuity -DBARRIER=1 -DWFREE_ORDERED=1 -DVACUITY=1
-check "the barrier alone is not enough if tcp_wfree() were unordered" \
-	finds_violation unordered_wfree -DBARRIER=1 -DWFREE_ORDERED=0
 
 ksft_finish
