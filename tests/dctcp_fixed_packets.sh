@@ -87,6 +87,12 @@ dmesg_mark
 # 2a
 log "2a: CWR-marked data in ping-pong mode (dctcp_fixed receiver)"
 check "2a CWR-marked data ACKed at once, plain segment delayed" peer delack dctcp_fixed --trials 5
+# the counter check can fail: with the CWR flag left off (peer --mutant
+# no-cwr) the same trials must see the delayed-ACK timer's ACKs
+peer delack dctcp_fixed --trials 2 --mutant no-cwr
+rc=$?
+check "2a checker self-test: a segment without CWR is caught waiting for the timer" \
+	sh -c "[ $rc -eq 1 ] && printf '%s\n' \"\$0\" | grep -qE '^RESULT .* cwr_delayed=[1-9]'" "$OUT"
 
 # 2b
 log "2b: CE on segments 3, 4, 7 of 10 (dctcp_fixed receiver)"

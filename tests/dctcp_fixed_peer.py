@@ -465,6 +465,10 @@ def counted_segment(pe, flags=F_ACK, tos=ECT0):
     sent meanwhile (TcpExtDelayedACKs delta in the receiver's namespace).
     Right after pingpong() the kernel owes no ACK, so a delta of 1 is this
     segment's ACK waiting for the timer, 0 an ACK sent at once."""
+    if pe.a.mutant == 'no-cwr':
+        # proof that the counter check can fail: the "CWR" segment is a
+        # plain one, which a kernel in ping-pong mode ACKs by its timer
+        flags &= ~F_CWR
     d0 = delayed_acks(pe.app_pid)
     d, p = timed_segment(pe, flags=flags, tos=tos)
     return d, p, delayed_acks(pe.app_pid) - d0
@@ -840,6 +844,8 @@ def main():
     ap.add_argument('--mss', type=int, default=1000)
     ap.add_argument('--reply-ece', default='1')
     ap.add_argument('--mid-ece', default='0')
+    ap.add_argument('--mutant', default='', help='no-cwr: the self-test of '
+                    'the counter check, must fail delack and trace')
     a = ap.parse_args()
 
     pe = Peer(a)
@@ -879,6 +885,7 @@ def main():
         return 0
 
     app = start_app(a, 'server')
+    pe.app_pid = app.app_pid
     try:
         if not connect(pe):
             return 1
