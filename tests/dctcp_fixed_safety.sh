@@ -194,6 +194,23 @@ check "peer without ECN: fallback counted" test "$(kv "$STATS" ecn_fallbacks)" -
 conn_close 5403
 ip netns exec "$NS_SRV" sysctl -qw net.ipv4.tcp_ecn=1
 
+# Local congestion: a RED that drops instead of marking (no "ecn") behind a
+# rate limit on the sender's own egress makes its enqueue return
+# NET_XMIT_CN, and __tcp_transmit_skb() calls tcp_enter_cwr().  Nothing is
+# CE-marked on this path, so no reduction may be counted as an ECE one.
+ip netns exec "$NS_CLI" tc qdisc replace dev veth0 root handle 1: tbf rate 20mbit burst 5000 limit 400000 &&
+	ip netns exec "$NS_CLI" tc qdisc add dev veth0 parent 1:1 handle 10: red limit 400000 \
+		min 3000 max 9000 avpkt 1000 burst 4 probability 0.5 ||
+	fail "tbf + red on the sender"
+e0=$(kv "$STATS" ecn_reductions) o0=$(kv "$STATS" other_cwr)
+conn_open dctcp_fixed dctcp_fixed 5404
+conn_close 5404
+e1=$(kv "$STATS" ecn_reductions) o1=$(kv "$STATS" other_cwr)
+ip netns exec "$NS_CLI" tc qdisc del dev veth0 root
+log "local congestion: other_cwr $o0 -> $o1, ecn_reductions $e0 -> $e1"
+check "local congestion (NET_XMIT_CN) CWR counted as other_cwr" test "$o1" -gt "$o0"
+check "local congestion is not counted as an ECE reduction" test "$e1" -eq "$e0"
+
 # ---- unload while other flows run ---------------------------------------------------
 # bytes the cubic flows to port 5410 have had ACKed so far
 acked_5410() {
