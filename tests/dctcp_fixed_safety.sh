@@ -217,8 +217,10 @@ acked_5410() {
 	ip netns exec "$NS_CLI" ss -Htin dst "$SRV_ADDR" dport = :5410 |
 		sed -n 's/.*bytes_acked:\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }'
 }
+progressed() { [ "$(acked_5410)" -gt "$1" ]; }
 if command -v iperf3 >/dev/null; then
 	ip netns exec "$NS_SRV" iperf3 -s -D -p 5410 -1 >/dev/null 2>&1
+	on_exit "ip netns pids $NS_SRV | xargs -r kill"
 	wait_for 10 sh -c "ip netns exec $NS_SRV ss -Hltn sport = :5410 | grep -q ." ||
 		fail "iperf3 server did not start"
 	# long enough to outlast the cycles; stopped once they are done
@@ -236,8 +238,7 @@ if command -v iperf3 >/dev/null; then
 		conn_close $((5420 + i))
 		unload || bad_load=1
 		# the cubic flows moved bytes while this cycle ran
-		wait_for 10 sh -c "[ \$(acked_5410) -gt $b0 ]" 2>/dev/null ||
-			{ [ "$(acked_5410)" -gt "$b0" ] || stalled=$((stalled + 1)); }
+		wait_for 10 progressed "$b0" || stalled=$((stalled + 1))
 		log "cycle $i: cubic flows bytes_acked $b0 -> $(acked_5410)"
 	done
 	alive=0
