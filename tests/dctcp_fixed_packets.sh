@@ -82,6 +82,13 @@ peer() {
 stat() { kv /sys/kernel/tcp_dctcp_fixed/stats "$1"; }
 result() { printf '%s\n' "$OUT" | sed -n "s/^RESULT .*$1=\([^ ]*\).*/\1/p"; }
 
+# 2d needs the default floor; setting it is disruptive (before any check)
+orig=$(cat "$PARAMS/min_cwnd_after_ce")
+if [ "$orig" != 2 ]; then
+	require_disruptive "sets tcp_dctcp_fixed's min_cwnd_after_ce back to its default"
+	on_exit "echo $orig > $PARAMS/min_cwnd_after_ce"
+	echo 2 >"$PARAMS/min_cwnd_after_ce"
+fi
 dmesg_mark
 
 # 2a
@@ -121,12 +128,6 @@ log "2c: CE on the last request segment, ECE on the reply, CWR on the next"
 check "2c no duplicate ACK, no retransmission, CWR segment ACKed at once" peer trace dctcp_fixed --trials 4
 
 # 2d
-orig=$(cat "$PARAMS/min_cwnd_after_ce")
-if [ "$orig" != 2 ]; then
-	require_disruptive "sets tcp_dctcp_fixed's min_cwnd_after_ce back to its default"
-	on_exit "echo $orig > $PARAMS/min_cwnd_after_ce"
-	echo 2 >"$PARAMS/min_cwnd_after_ce"
-fi
 f0=$(stat floor_applied)
 peer sender dctcp_fixed --trials 5
 rc=$?
@@ -139,7 +140,7 @@ check "2d floor not needed against a Linux receiver (floor_applied $f0 -> $f1)" 
 if modprobe tcp_dctcp 2>/dev/null; then
 	peer sender dctcp --trials 5
 	rc=$?
-	intree=$(result flights) intree_min=$(result min)
+	intree=$(result flights)
 	log "2d first flight after ECE with nothing in flight, segments per round:"
 	log "    dctcp_fixed:   $fixed"
 	log "    in-tree dctcp: ${intree:-?}"
