@@ -7,9 +7,11 @@
 # ACKs a pattern selects: on the reply that ends a request (the RPC case:
 # the next flight starts with nothing in flight, CA_EVENT_TX_START) and on
 # the ACKs inside a request (PRR while data is in flight).  Around each ECE
-# ACK it reads the sender's cwnd and ssthresh with sock_diag: cwnd after
-# must not exceed cwnd before, and a new ssthresh must not exceed the cwnd
-# before.  Initial windows 2, 4 and 10 (route initcwnd) make windows below
+# ACK it reads the sender's cwnd and ssthresh with sock_diag: neither cwnd
+# after nor a new ssthresh may exceed the window before the signal -- the
+# cwnd, or inside a CWR episode the ssthresh that episode set (PRR may
+# bring cwnd back up to it, and the end of an episode restores it, in the
+# core, for every congestion control).  Initial windows 2, 4 and 10 (route initcwnd) make windows below
 # and above the old floor.  The same patterns run against in-tree dctcp
 # (which the rule also holds for), for dctcp_fixed with min_cwnd_after_ce
 # 2 and 1.  Against the module before this rule (min_cwnd_after_ce=10, the

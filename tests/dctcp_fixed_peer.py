@@ -721,7 +721,9 @@ def case_ece_cwnd(pe, rounds, req, mss, reply_pat, mid_pat):
     every ACK with ECE the kernel socket's cwnd and ssthresh are read
     (sock_diag) before it is sent and after the kernel reacted (after the
     next request's first flight for a reply).  A congestion signal must
-    never raise cwnd, nor set ssthresh above the cwnd before it.  ACKs in
+    never raise cwnd, nor set ssthresh, above the window before it: the
+    cwnd, or within a CWR episode the ssthresh that episode set (the
+    episode's own reduced window, which the core may restore).  ACKs in
     Recovery/Loss or with a retransmission in between are not judged
     (loss rules, undo), but counted."""
     rtt = sender_handshake(pe, mss)
@@ -747,7 +749,12 @@ def case_ece_cwnd(pe, rounds, req, mss, reply_pat, mid_pat):
             log('not judged (loss state or retransmission): ' + desc)
             return
         res['judged'] += 1
-        if cw_a > cw_b or (ss_a != ss_b and ss_a > cw_b):
+        # The window before the signal: cwnd, or inside a CWR episode the
+        # ssthresh that episode set, which the core may legitimately bring
+        # cwnd back up to (PRR below ssthresh, the end of the episode
+        # restoring cwnd = ssthresh) before reducing again.
+        ref = cw_b if st_b < 2 else max(cw_b, ss_b)
+        if cw_a > ref or (ss_a != ss_b and ss_a > ref):
             res['raised'] += 1
             log('ECE RAISED the window: ' + desc)
         elif len(trace) < 12:
