@@ -57,9 +57,7 @@ stats() {	# stats FILE: counters that explain the tail
 				printf '%s %s %s\n' "${ns%%-*}-${ns##*-}" "$c" "$(nstat_get "$ns" "$c")"
 			done
 		done
-		for f in /sys/module/tcp_dctcp_fixed/parameters/stat_*; do
-			[ -r "$f" ] && printf 'dctcp_fixed %s %s\n' "${f##*/}" "$(cat "$f")"
-		done
+		[ -r /sys/kernel/tcp_dctcp_fixed/stats ] && sed 's/^/dctcp_fixed /' /sys/kernel/tcp_dctcp_fixed/stats
 		ip netns exec "$NS_RTR" tc -s qdisc show dev rcv
 	} >"$1" 2>&1
 }

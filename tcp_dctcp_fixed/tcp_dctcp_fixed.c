@@ -23,8 +23,12 @@
  * segment, a receiver in delayed-ACK (ping-pong) mode holds the ACK for
  * 40 ms or more.  The core ACKs CWR-marked data at once (tcp_ecn_accept_cwr()
  * on 6.1 and 6.12) and this module makes the first flight after such a
- * reduction at least min_cwnd_after_ce segments, so two full segments reach
- * the receiver and are ACKed without delay even where the core does not.
+ * reduction at least min_cwnd_after_ce segments (at most 2, and never more
+ * than the window before the reduction), so two full segments reach the
+ * receiver and are ACKed without delay even where the core does not.
+ *
+ * Rule kept everywhere: a congestion signal never raises cwnd or ssthresh
+ * above the cwnd the connection had before the signal.
  *
  * Everything here was written from RFC 8257 and the netdev discussion of the
  * DCTCP tail-latency patches; none of it is taken from net/ipv4/tcp_dctcp.c.
@@ -32,12 +36,14 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/atomic.h>
 #include <linux/inet_diag.h>
 #include <linux/kernel.h>
+#include <linux/kobject.h>
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/percpu.h>
+#include <linux/sysfs.h>
 #include <net/inet_ecn.h>
 #include <net/tcp.h>
 
@@ -45,23 +51,50 @@
 #define TAILFIX_VERSION "unknown"
 #endif
 
-/* alpha as reported to user space (tcp_dctcp_info): 1024 means 1.0 */
-#define DCTCPF_ALPHA_ONE	1024U
-/* alpha as kept internally: 20 fractional bits, so the EWMA decays to 0 */
-#define DCTCPF_FRAC_BITS	20
-#define DCTCPF_FRAC_ONE		BIT(DCTCPF_FRAC_BITS)
-#define DCTCPF_FRAC_TO_USER	(DCTCPF_FRAC_BITS - 10)
+/*
+ * alpha has 10 fractional bits, internally and in tcp_dctcp_info, as in-tree
+ * dctcp keeps it: 1024 means 1.0.
+ */
+#define DCTCPF_ALPHA_BITS	10
+#define DCTCPF_ALPHA_ONE	1024U	/* 1 << DCTCPF_ALPHA_BITS */
+
+/*
+ * The AccECN rework (7.x) replaced TCP_ECN_OK by ECN modes.  Detected from
+ * the headers we build against: TCP_ECN_MODE_RFC3168 exists only there.
+ */
+#ifdef TCP_ECN_MODE_RFC3168
+static bool dctcpf_ecn_ok(const struct tcp_sock *tp)
+{
+	return tcp_ecn_mode_any(tp);
+}
+
+static bool dctcpf_ecn_rfc3168(const struct tcp_sock *tp)
+{
+	return tcp_ecn_mode_rfc3168(tp);
+}
+#else
+static bool dctcpf_ecn_ok(const struct tcp_sock *tp)
+{
+	return tp->ecn_flags & TCP_ECN_OK;
+}
+
+static bool dctcpf_ecn_rfc3168(const struct tcp_sock *tp)
+{
+	return tp->ecn_flags & TCP_ECN_OK;
+}
+#endif
 
 /* Per-socket state, kept in icsk_ca_priv. */
 struct dctcpf {
+	u64 ece_mstamp;		/* tp->tcp_mstamp of the last ACK with ECE */
 	u32 win_end;		/* snd_nxt when the observation window began */
 	u32 win_delivered;	/* tp->delivered at the window start */
 	u32 win_delivered_ce;	/* tp->delivered_ce at the window start */
-	u32 alpha;		/* marked share, DCTCPF_FRAC_ONE == 1.0 */
-	u32 loss_cwnd;		/* cwnd before the last reduction, for undo */
+	u32 alpha;		/* marked share, DCTCPF_ALPHA_ONE == 1.0 */
+	u32 loss_cwnd;		/* cwnd before the last reduction */
 	u32 run_end;		/* rcv_nxt after the last segment of the run */
 	u8 ce_run;		/* CE state of the current run of segments */
-	u8 ack_ece;		/* the ACK being processed carries ECE */
+	u8 ece_valid;		/* ece_mstamp is set */
 	u8 ece_cwr;		/* the current CWR episode was caused by ECE */
 };
 
@@ -84,7 +117,8 @@ static int dctcpf_param_set(const char *val, const struct kernel_param *kp,
 	unsigned int v;
 	int err;
 
-	err = kstrtouint(val, 0, &v);
+	/* base 10 only: "010" is ten, not eight */
+	err = kstrtouint(val, 10, &v);
 	if (err || v < r->min || v > r->max) {
 		pr_err("parameter %s must be an integer in %u..%u, got '%.*s'\n",
 		       kp->name, r->min, r->max, (int)strcspn(val, "\n"), val);
@@ -117,7 +151,11 @@ static int flag_set(const char *val, const struct kernel_param *kp)
 
 static int min_cwnd_after_ce_set(const char *val, const struct kernel_param *kp)
 {
-	static const struct dctcpf_range r = { 1, 10 };
+	/*
+	 * Two full segments are what a delayed-ACK receiver ACKs at once;
+	 * more would let the floor undo the reduction it follows.
+	 */
+	static const struct dctcpf_range r = { 1, 2 };
 
 	return dctcpf_param_set(val, kp, &r);
 }
@@ -150,68 +188,74 @@ module_param_cb(clamp_alpha_on_loss, &flag_ops, &clamp_alpha_on_loss, 0644);
 MODULE_PARM_DESC(clamp_alpha_on_loss, "set alpha to 1.0 on packet loss or RTO (0/1, default 0)");
 module_param_cb(min_cwnd_after_ce, &min_cwnd_after_ce_ops, &min_cwnd_after_ce, 0644);
 MODULE_PARM_DESC(min_cwnd_after_ce,
-		 "segments in the first flight after an ECE reduction with nothing in flight (1..10, default 2)");
+		 "segments in the first flight after an ECE reduction with nothing in flight (1..2, default 2)");
 
-/* ---- statistics, read-only under /sys/module/.../parameters ----------- */
+/* ---- statistics, /sys/kernel/tcp_dctcp_fixed/stats ---------------------- */
 
 enum dctcpf_stat {
 	DCTCPF_STAT_CE_CHANGE_ACKS,	/* immediate ACKs forced by a CE change */
 	DCTCPF_STAT_PRIOR_RUN_ACKS,	/* held-back ACKs flushed with old ECE */
 	DCTCPF_STAT_ECN_REDUCTIONS,	/* cwnd reductions caused by ECE */
+	DCTCPF_STAT_OTHER_CWR,		/* CWR not caused by ECE (local, TLP) */
 	DCTCPF_STAT_LOSS_REDUCTIONS,	/* reductions caused by loss or RTO */
 	DCTCPF_STAT_FLOOR_APPLIED,	/* first flights raised to the floor */
 	DCTCPF_STAT_ECN_FALLBACKS,	/* connections without ECN (Reno) */
 	DCTCPF_STAT_NR,
 };
 
-static atomic_long_t dctcpf_stats[DCTCPF_STAT_NR];
+static const char * const dctcpf_stat_names[DCTCPF_STAT_NR] = {
+	[DCTCPF_STAT_CE_CHANGE_ACKS]	= "ce_change_acks",
+	[DCTCPF_STAT_PRIOR_RUN_ACKS]	= "prior_run_acks",
+	[DCTCPF_STAT_ECN_REDUCTIONS]	= "ecn_reductions",
+	[DCTCPF_STAT_OTHER_CWR]		= "other_cwr",
+	[DCTCPF_STAT_LOSS_REDUCTIONS]	= "loss_reductions",
+	[DCTCPF_STAT_FLOOR_APPLIED]	= "floor_applied",
+	[DCTCPF_STAT_ECN_FALLBACKS]	= "ecn_fallbacks",
+};
+
+/* Bumped in the receive path: one cache line per CPU, summed on read. */
+struct dctcpf_stats {
+	unsigned long n[DCTCPF_STAT_NR];
+};
+
+static DEFINE_PER_CPU(struct dctcpf_stats, dctcpf_stats);
 
 static void dctcpf_count(enum dctcpf_stat s)
 {
-	atomic_long_inc(&dctcpf_stats[s]);
+	this_cpu_inc(dctcpf_stats.n[s]);
 }
 
-static int dctcpf_stat_get(char *buf, const struct kernel_param *kp)
+static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
 {
-	const atomic_long_t *c = kp->arg;
+	unsigned long sum[DCTCPF_STAT_NR] = {};
+	int cpu, i, len = 0;
 
-	return sysfs_emit(buf, "%ld\n", atomic_long_read(c));
+	for_each_possible_cpu(cpu) {
+		const struct dctcpf_stats *st = per_cpu_ptr(&dctcpf_stats, cpu);
+
+		for (i = 0; i < DCTCPF_STAT_NR; i++)
+			sum[i] += READ_ONCE(st->n[i]);
+	}
+	for (i = 0; i < DCTCPF_STAT_NR; i++)
+		len += sysfs_emit_at(buf, len, "%s %lu\n", dctcpf_stat_names[i],
+				     sum[i]);
+	return len;
 }
 
-static int dctcpf_stat_set(const char *val, const struct kernel_param *kp)
-{
-	pr_err("parameter %s is a read-only statistic, got '%.*s'\n",
-	       kp->name, (int)strcspn(val, "\n"), val);
-	return -EPERM;
-}
+/* root only: the counters show the traffic of every socket on the host */
+static struct kobj_attribute dctcpf_stats_attr = __ATTR_RO_MODE(stats, 0400);
 
-static const struct kernel_param_ops dctcpf_stat_ops = {
-	.set = dctcpf_stat_set,
-	.get = dctcpf_stat_get,
+static struct attribute *dctcpf_attrs[] = {
+	&dctcpf_stats_attr.attr,
+	NULL,
 };
 
-module_param_cb(stat_ce_change_acks, &dctcpf_stat_ops,
-		&dctcpf_stats[DCTCPF_STAT_CE_CHANGE_ACKS], 0444);
-MODULE_PARM_DESC(stat_ce_change_acks,
-		 "immediate ACKs forced because the CE state of arriving data changed");
-module_param_cb(stat_prior_run_acks, &dctcpf_stat_ops,
-		&dctcpf_stats[DCTCPF_STAT_PRIOR_RUN_ACKS], 0444);
-MODULE_PARM_DESC(stat_prior_run_acks,
-		 "held-back ACKs sent early with the ECE value of the segments they cover");
-module_param_cb(stat_ecn_reductions, &dctcpf_stat_ops,
-		&dctcpf_stats[DCTCPF_STAT_ECN_REDUCTIONS], 0444);
-MODULE_PARM_DESC(stat_ecn_reductions, "congestion window reductions caused by ECE");
-module_param_cb(stat_loss_reductions, &dctcpf_stat_ops,
-		&dctcpf_stats[DCTCPF_STAT_LOSS_REDUCTIONS], 0444);
-MODULE_PARM_DESC(stat_loss_reductions, "congestion window reductions caused by loss or RTO");
-module_param_cb(stat_floor_applied, &dctcpf_stat_ops,
-		&dctcpf_stats[DCTCPF_STAT_FLOOR_APPLIED], 0444);
-MODULE_PARM_DESC(stat_floor_applied,
-		 "first flights after an ECE reduction raised to min_cwnd_after_ce");
-module_param_cb(stat_ecn_fallbacks, &dctcpf_stat_ops,
-		&dctcpf_stats[DCTCPF_STAT_ECN_FALLBACKS], 0444);
-MODULE_PARM_DESC(stat_ecn_fallbacks,
-		 "connections that did not negotiate ECN and run Reno instead");
+static const struct attribute_group dctcpf_group = {
+	.attrs = dctcpf_attrs,
+};
+
+static struct kobject *dctcpf_kobj;
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -242,11 +286,6 @@ static void dctcpf_window_start(const struct tcp_sock *tp, struct dctcpf *ca)
 	ca->win_delivered_ce = tp->delivered_ce;
 }
 
-static u32 dctcpf_alpha_user(const struct dctcpf *ca)
-{
-	return READ_ONCE(ca->alpha) >> DCTCPF_FRAC_TO_USER;
-}
-
 /* ---- congestion control ops -------------------------------------------- */
 
 static void dctcpf_init(struct sock *sk)
@@ -256,7 +295,7 @@ static void dctcpf_init(struct sock *sk)
 
 	BUILD_BUG_ON(sizeof(struct dctcpf) > ICSK_CA_PRIV_SIZE);
 
-	if (!(tp->ecn_flags & TCP_ECN_OK) &&
+	if (!dctcpf_ecn_ok(tp) &&
 	    !((1 << sk->sk_state) & (TCPF_LISTEN | TCPF_CLOSE))) {
 		/* The peer did not negotiate ECN: run Reno, and let the core
 		 * stop marking our packets ECT (the fallback does not ask for
@@ -269,52 +308,80 @@ static void dctcpf_init(struct sock *sk)
 	}
 
 	memset(ca, 0, sizeof(*ca));
-	ca->alpha = min(READ_ONCE(alpha_on_init), DCTCPF_ALPHA_ONE) <<
-		    DCTCPF_FRAC_TO_USER;
+	ca->alpha = min(READ_ONCE(alpha_on_init), DCTCPF_ALPHA_ONE);
 	ca->run_end = tp->rcv_nxt;
 	dctcpf_window_start(tp, ca);
 }
 
-/* RFC 8257 3.3: at the end of each window, alpha += g * (F - alpha). */
-static void dctcpf_update_alpha(struct sock *sk, u32 flags)
+/*
+ * Per ACK: remember whether this very ACK carried ECE, stamped with the
+ * time the core gave it (tcp_mstamp, refreshed for every received segment
+ * and before every tcp_write_xmit()), so that set_state() can tell a CWR
+ * entered on this ACK from one entered later for another reason.
+ *
+ * Per window (RFC 8257 3.3), once snd_una passes the window end, whether or
+ * not anything was delivered: alpha = (1 - g) * alpha + g * F, with
+ * g = 1/2^shift_g and 10 fractional bits, the way in-tree dctcp keeps it.
+ * The decay step removes alpha/2^g, or all of alpha once that is below one
+ * unit, so a path that stopped marking reaches alpha 0.
+ */
+static void dctcpf_in_ack(struct sock *sk, u32 flags)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct dctcpf *ca = inet_csk_ca(sk);
-	u32 delivered, marked, g;
-	u64 alpha, share;
+	u32 delivered, marked, alpha, step, g;
 
-	ca->ack_ece = !!(flags & CA_ACK_ECE);
+	if (flags & CA_ACK_ECE) {
+		ca->ece_mstamp = tp->tcp_mstamp;
+		ca->ece_valid = 1;
+	} else {
+		ca->ece_valid = 0;
+	}
 
 	if (before(tp->snd_una, ca->win_end))
 		return;
 
 	delivered = tp->delivered - ca->win_delivered;
-	marked = tp->delivered_ce - ca->win_delivered_ce;
-	if (delivered) {
-		g = READ_ONCE(shift_g);
-		share = div_u64((u64)min(marked, delivered) << DCTCPF_FRAC_BITS,
-				delivered);
-		alpha = ca->alpha;
-		alpha = alpha - (alpha >> g) + (share >> g);
-		/* get_info() reads alpha without the socket lock */
-		WRITE_ONCE(ca->alpha, min_t(u64, alpha, DCTCPF_FRAC_ONE));
+	marked = min(tp->delivered_ce - ca->win_delivered_ce, delivered);
+	g = min(READ_ONCE(shift_g), DCTCPF_ALPHA_BITS);
+	alpha = ca->alpha;
+	step = alpha >> g;
+	alpha -= step ? step : alpha;
+	if (marked) {
+		/* g * F: marked / delivered in units of 2^-10, times 2^-g */
+		alpha += div_u64((u64)marked << (DCTCPF_ALPHA_BITS - g),
+				 delivered);
+		alpha = min(alpha, DCTCPF_ALPHA_ONE);
 	}
+	/* get_info() reads alpha without the socket lock */
+	WRITE_ONCE(ca->alpha, alpha);
 	dctcpf_window_start(tp, ca);
 }
 
-/* Called by the core when it enters CWR (ECE), Recovery or Loss. */
+/* Is the core processing the ACK whose ECE in_ack() saw? */
+static bool dctcpf_on_ece_ack(const struct sock *sk)
+{
+	const struct dctcpf *ca = inet_csk_ca(sk);
+
+	return ca->ece_valid && ca->ece_mstamp == tcp_sk(sk)->tcp_mstamp;
+}
+
+/*
+ * Called by the core when it enters CWR (ECE, local congestion), Recovery
+ * or Loss: cwnd * (1 - alpha / 2), at least 2 segments as in-tree dctcp,
+ * but never more than the cwnd it reduces.  Loss overrides it (halving) in
+ * dctcpf_loss().
+ */
 static u32 dctcpf_ssthresh(struct sock *sk)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct dctcpf *ca = inet_csk_ca(sk);
 	u32 cwnd = tcp_snd_cwnd(tp);
-	u32 floor = max(2U, READ_ONCE(min_cwnd_after_ce));
 	u32 cut;
 
 	ca->loss_cwnd = cwnd;
-	/* cwnd * alpha / 2, alpha with DCTCPF_FRAC_BITS fractional bits */
-	cut = (u32)(((u64)cwnd * ca->alpha) >> (DCTCPF_FRAC_BITS + 1));
-	return max(cwnd - cut, floor);
+	cut = (u32)(((u64)cwnd * ca->alpha) >> (DCTCPF_ALPHA_BITS + 1));
+	return max(cwnd - cut, min(2U, cwnd));
 }
 
 /* RFC 8257 3.5: on loss, react like standard TCP. */
@@ -327,7 +394,7 @@ static void dctcpf_loss(struct sock *sk)
 	ca->loss_cwnd = cwnd;
 	tp->snd_ssthresh = max(cwnd >> 1, 2U);
 	if (READ_ONCE(clamp_alpha_on_loss))
-		WRITE_ONCE(ca->alpha, DCTCPF_FRAC_ONE);
+		WRITE_ONCE(ca->alpha, DCTCPF_ALPHA_ONE);
 	dctcpf_count(DCTCPF_STAT_LOSS_REDUCTIONS);
 }
 
@@ -341,9 +408,15 @@ static void dctcpf_set_state(struct sock *sk, u8 new_state)
 
 	switch (new_state) {
 	case TCP_CA_CWR:
-		ca->ece_cwr = ca->ack_ece;
-		if (ca->ece_cwr)
-			dctcpf_count(DCTCPF_STAT_ECN_REDUCTIONS);
+		/*
+		 * tcp_enter_cwr() also runs on local congestion (NET_XMIT_CN
+		 * in __tcp_transmit_skb()) and a TLP-detected loss enters
+		 * CWR too: only a CWR entered while the ECE ACK is being
+		 * processed is an ECE reduction.
+		 */
+		ca->ece_cwr = dctcpf_on_ece_ack(sk);
+		dctcpf_count(ca->ece_cwr ? DCTCPF_STAT_ECN_REDUCTIONS :
+			     DCTCPF_STAT_OTHER_CWR);
 		break;
 	case TCP_CA_Recovery:
 		dctcpf_loss(sk);
@@ -367,6 +440,16 @@ static void dctcpf_ce_seen(struct sock *sk, bool ce)
 	struct inet_connection_sock *icsk = inet_csk(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct dctcpf *ca = inet_csk_ca(sk);
+
+	/*
+	 * Under AccECN the core echoes CE with its own counters and sends its
+	 * own change-triggered ACKs: the RFC 3168 echo state is not ours to
+	 * touch there.
+	 */
+	if (!dctcpf_ecn_rfc3168(tp)) {
+		ca->ce_run = ce;
+		return;
+	}
 
 	if (ca->ce_run != ce) {
 		/*
@@ -394,9 +477,10 @@ static void dctcpf_ce_seen(struct sock *sk, bool ce)
 
 /*
  * Sender: a flight is about to start with nothing in flight.  If an ECE
- * reduction is still in progress, the window may have been cut to one or two
- * segments; make it at least min_cwnd_after_ce so that a receiver delaying
- * its ACKs gets enough full segments to ACK at once.
+ * reduction is still in progress, PRR may have left a window of one
+ * segment; make it min_cwnd_after_ce (at most 2) so that a receiver delaying
+ * its ACKs gets two full segments and ACKs at once -- but never more than
+ * the window before the reduction: ECE must not raise cwnd.
  */
 static void dctcpf_tx_start(struct sock *sk)
 {
@@ -406,7 +490,8 @@ static void dctcpf_tx_start(struct sock *sk)
 
 	if (inet_csk(sk)->icsk_ca_state != TCP_CA_CWR || !ca->ece_cwr)
 		return;
-	floor = min(READ_ONCE(min_cwnd_after_ce), tp->snd_cwnd_clamp);
+	floor = min3(READ_ONCE(min_cwnd_after_ce), tp->snd_cwnd_clamp,
+		     ca->loss_cwnd);
 	if (tcp_snd_cwnd(tp) >= floor)
 		return;
 	tcp_snd_cwnd_set(tp, floor);
@@ -461,7 +546,7 @@ static size_t dctcpf_get_info(struct sock *sk, u32 ext, int *attr,
 	if (READ_ONCE(inet_csk(sk)->icsk_ca_ops) != &dctcpf_reno) {
 		di->dctcp_enabled = 1;
 		di->dctcp_ce_state = ca->ce_run;
-		di->dctcp_alpha = dctcpf_alpha_user(ca);
+		di->dctcp_alpha = READ_ONCE(ca->alpha);
 		di->dctcp_ab_ecn = tp->mss_cache *
 				   (tp->delivered_ce - ca->win_delivered_ce);
 		di->dctcp_ab_tot = tp->mss_cache *
@@ -473,7 +558,7 @@ static size_t dctcpf_get_info(struct sock *sk, u32 ext, int *attr,
 
 static struct tcp_congestion_ops dctcpf_ops __read_mostly = {
 	.init		= dctcpf_init,
-	.in_ack_event	= dctcpf_update_alpha,
+	.in_ack_event	= dctcpf_in_ack,
 	.cwnd_event	= dctcpf_cwnd_event,
 	.ssthresh	= dctcpf_ssthresh,
 	.cong_avoid	= tcp_reno_cong_avoid,
@@ -500,16 +585,32 @@ static int __init dctcpf_register(void)
 {
 	int err;
 
-	err = tcp_register_congestion_control(&dctcpf_ops);
+	dctcpf_kobj = kobject_create_and_add("tcp_dctcp_fixed", kernel_kobj);
+	if (!dctcpf_kobj)
+		return -ENOMEM;
+	err = sysfs_create_group(dctcpf_kobj, &dctcpf_group);
 	if (err)
+		goto put;
+	err = tcp_register_congestion_control(&dctcpf_ops);
+	if (err) {
 		pr_err("cannot register congestion control %s: %d\n",
 		       dctcpf_ops.name, err);
+		goto remove;
+	}
+	return 0;
+
+remove:
+	sysfs_remove_group(dctcpf_kobj, &dctcpf_group);
+put:
+	kobject_put(dctcpf_kobj);
 	return err;
 }
 
 static void __exit dctcpf_unregister(void)
 {
 	tcp_unregister_congestion_control(&dctcpf_ops);
+	sysfs_remove_group(dctcpf_kobj, &dctcpf_group);
+	kobject_put(dctcpf_kobj);
 }
 
 module_init(dctcpf_register);

@@ -3,51 +3,66 @@
 #
 # dctcp_fixed safety and parameters (issue 3, item 4):
 #   - every parameter refuses out-of-range values with EINVAL, keeps its value
-#     and logs one line naming parameter, range and value; statistics are
-#     read-only; a bad value at load time makes modprobe fail, and says why;
+#     and logs one line naming parameter, range and value (looked for in the
+#     kernel log written after a mark, never the whole log); values are read
+#     in base 10 ("010" is ten); a bad value at load time makes modprobe
+#     fail, and says why;
+#   - statistics in /sys/kernel/tcp_dctcp_fixed/stats: root only (0400),
+#     every documented key, read-only; the old stat_* parameters are gone;
+#   - the module's version is dkms.conf's PACKAGE_VERSION;
 #   - usable per socket (TCP_CONGESTION) and as a namespace's default
 #     (net.ipv4.tcp_congestion_control, after adding it to the global
 #     tcp_allowed_congestion_control); ss -ti shows its dctcp fields;
 #   - a peer without ECN gets the Reno fallback, counted;
 #   - rmmod is refused while a socket or a namespace default uses it and
 #     allowed after;
-#   - loading and unloading while other (cubic) flows run is clean;
+#   - loading and unloading while other (cubic) flows run is clean, and
+#     those flows move bytes during every cycle;
 #   - dmesg clean.
+#
+# Disruptive: it unloads the module, changes its parameters and the global
+# net.ipv4.tcp_allowed_congestion_control.
 
 . "$(dirname "$0")/lib.sh"
 
 require_root
 require_disruptive "changes tcp_dctcp_fixed parameters and the global allowed congestion controls, unloads the module"
 require_cmd ip ss python3 modprobe rmmod
+require_disruptive "unloads tcp_dctcp_fixed, sets its parameters and the global tcp_allowed_congestion_control"
 modprobe tcp_dctcp_fixed 2>/dev/null || skip "tcp_dctcp_fixed not installed for $(uname -r)"
 MOD=tcp_dctcp_fixed
 PARAMS=/sys/module/$MOD/parameters
+STATS=/sys/kernel/$MOD/stats
 dmesg_mark
+
+# kernel log lines written since klog_mark (not the whole log)
+klog_mark() { _klog=$(dmesg | wc -l); }
+klog_since() { dmesg | tail -n +"$((_klog + 1))"; }
 
 # ---- parameters ------------------------------------------------------------------
 
 # bad_value PARAM VALUE RANGE: refused, unchanged, one dmesg line.
 bad_value() {
-	local p=$1 v=$2 range=$3 before after n
+	local p=$1 v=$2 range=$3 before after
 	before=$(cat "$PARAMS/$p")
-	n=$(dmesg | grep -c "$MOD: parameter $p ")
+	klog_mark
 	if echo "$v" >"$PARAMS/$p" 2>/dev/null; then
 		log "$p accepted '$v'"
 		return 1
 	fi
 	after=$(cat "$PARAMS/$p")
 	[ "$before" = "$after" ] || { log "$p changed to $after"; return 1; }
-	[ "$(dmesg | grep -c "$MOD: parameter $p must be an integer in $range, got '$v'")" -ge 1 ] &&
-		[ "$(dmesg | grep -c "$MOD: parameter $p ")" -eq $((n + 1)) ] ||
-		{ log "no single dmesg line for $p=$v"; return 1; }
+	[ "$(klog_since | grep -c "$MOD: parameter $p must be an integer in $range, got '$v'")" -eq 1 ] &&
+		[ "$(klog_since | grep -c "$MOD: ")" -eq 1 ] ||
+		{ log "not exactly one kernel log line for $p=$v"; return 1; }
 }
 
-# good_value PARAM VALUE: accepted and read back.
+# good_value PARAM VALUE [READBACK]: accepted and read back.
 good_value() {
-	echo "$2" >"$PARAMS/$1" && [ "$(cat "$PARAMS/$1")" = "$2" ]
+	echo "$2" >"$PARAMS/$1" && [ "$(cat "$PARAMS/$1")" = "${3:-$2}" ]
 }
 
-for spec in shift_g:0..10:4 alpha_on_init:0..1024:1024 clamp_alpha_on_loss:0..1:0 min_cwnd_after_ce:1..10:2; do
+for spec in shift_g:0..10:4 alpha_on_init:0..1024:1024 clamp_alpha_on_loss:0..1:0 min_cwnd_after_ce:1..2:2; do
 	IFS=: read -r p range def <<<"$spec"
 	lo=${range%..*} hi=${range#*..}
 	check "param $p default is $def" test "$(cat "$PARAMS/$p")" = "$def"
@@ -59,12 +74,34 @@ for spec in shift_g:0..10:4 alpha_on_init:0..1024:1024 clamp_alpha_on_loss:0..1:
 	check "param $p refuses -1" bad_value "$p" -1 "$range"
 	good_value "$p" "$def"
 done
-for s in ce_change_acks prior_run_acks ecn_reductions loss_reductions floor_applied ecn_fallbacks; do
-	check "stat_$s readable and read-only" sh -c "cat $PARAMS/stat_$s | grep -qE '^[0-9]+\$' && ! echo 0 > $PARAMS/stat_$s 2>/dev/null"
-done
-check "module version is the package version" sh -c \
-	"v=\$(cat /sys/module/$MOD/version); [ -n \"\$v\" ] && [ \"\$v\" != unknown ]"
-log "module version $(cat /sys/module/$MOD/version 2>/dev/null)"
+# base 10: a leading zero is not octal, 0x is not hex
+check "shift_g '010' is 10, not 8" good_value shift_g 010 10
+check "shift_g '08' is 8 (octal would refuse it)" good_value shift_g 08 8
+check "alpha_on_init '0x10' refused" bad_value alpha_on_init 0x10 0..1024
+check "min_cwnd_after_ce 10 (the old maximum) refused" bad_value min_cwnd_after_ce 10 1..2
+good_value shift_g 4
+good_value alpha_on_init 1024
+
+# statistics
+STAT_KEYS="ce_change_acks prior_run_acks ecn_reductions other_cwr loss_reductions floor_applied ecn_fallbacks"
+check "stats file is root-only (0400)" test "$(stat -c '%a %U' "$STATS" 2>/dev/null)" = "400 root"
+check "stats file has every documented key, each a number" sh -c \
+	"[ \"\$(awk '{ print \$1 }' $STATS | tr '\n' ' ')\" = '$STAT_KEYS ' ] &&
+	 awk 'NF != 2 || \$2 !~ /^[0-9]+\$/ { exit 1 }' $STATS"
+check "stats file is not writable" sh -c "! echo 0 > $STATS 2>/dev/null"
+if command -v setpriv >/dev/null; then
+	check "stats file refused to a non-root user" sh -c \
+		"! setpriv --reuid=65534 --regid=65534 --clear-groups cat $STATS >/dev/null 2>&1"
+else
+	check_skip "stats file refused to a non-root user" "setpriv not installed"
+fi
+check "old stat_* parameters are gone" sh -c "! ls $PARAMS | grep -q '^stat_'"
+
+# version: the one dkms.conf gives the package
+pkgver=$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}[[:space:]]*$/\1/p' "$TAILFIX_ROOT/dkms.conf" 2>/dev/null)
+modver=$(cat /sys/module/$MOD/version 2>/dev/null)
+log "module version '$modver', dkms.conf PACKAGE_VERSION '$pkgver'"
+check "module version is dkms.conf's PACKAGE_VERSION" test -n "$pkgver" -a "$modver" = "$pkgver"
 
 # ---- in use -------------------------------------------------------------------------
 
@@ -149,36 +186,70 @@ modprobe "$MOD"
 
 # ECN fallback: a cubic server with ECN off does not negotiate ECN
 ip netns exec "$NS_SRV" sysctl -qw net.ipv4.tcp_ecn=0
-f0=$(cat "$PARAMS/stat_ecn_fallbacks")
+f0=$(kv "$STATS" ecn_fallbacks)
 conn_open cubic dctcp_fixed 5403
 ssout=$(ip netns exec "$NS_CLI" ss -tni dst "$SRV_ADDR")
 printf '%s\n' "$ssout" | sed 's/^/#   /'
 check "peer without ECN: Reno fallback shown by ss" sh -c "printf '%s' \"\$0\" | grep -q 'dctcpf-reno'" "$ssout"
-check "peer without ECN: fallback counted" test "$(cat "$PARAMS/stat_ecn_fallbacks")" -gt "$f0"
+check "peer without ECN: fallback counted" test "$(kv "$STATS" ecn_fallbacks)" -gt "$f0"
 conn_close 5403
 ip netns exec "$NS_SRV" sysctl -qw net.ipv4.tcp_ecn=1
 
+# Local congestion: a RED that drops instead of marking (no "ecn") behind a
+# rate limit on the sender's own egress makes its enqueue return
+# NET_XMIT_CN, and __tcp_transmit_skb() calls tcp_enter_cwr().  Nothing is
+# CE-marked on this path, so no reduction may be counted as an ECE one.
+ip netns exec "$NS_CLI" tc qdisc replace dev veth0 root handle 1: tbf rate 20mbit burst 5000 limit 400000 &&
+	ip netns exec "$NS_CLI" tc qdisc add dev veth0 parent 1:1 handle 10: red limit 400000 \
+		min 3000 max 9000 avpkt 1000 burst 4 probability 0.5 ||
+	fail "tbf + red on the sender"
+e0=$(kv "$STATS" ecn_reductions) o0=$(kv "$STATS" other_cwr)
+conn_open dctcp_fixed dctcp_fixed 5404
+conn_close 5404
+e1=$(kv "$STATS" ecn_reductions) o1=$(kv "$STATS" other_cwr)
+ip netns exec "$NS_CLI" tc qdisc del dev veth0 root
+log "local congestion: other_cwr $o0 -> $o1, ecn_reductions $e0 -> $e1"
+check "local congestion (NET_XMIT_CN) CWR counted as other_cwr" test "$o1" -gt "$o0"
+check "local congestion is not counted as an ECE reduction" test "$e1" -eq "$e0"
+
 # ---- unload while other flows run ---------------------------------------------------
-bad_load=0
+# bytes the cubic flows to port 5410 have had ACKed so far
+acked_5410() {
+	ip netns exec "$NS_CLI" ss -Htin dst "$SRV_ADDR" dport = :5410 |
+		sed -n 's/.*bytes_acked:\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }'
+}
+progressed() { [ "$(acked_5410)" -gt "$1" ]; }
 if command -v iperf3 >/dev/null; then
 	ip netns exec "$NS_SRV" iperf3 -s -D -p 5410 -1 >/dev/null 2>&1
+	on_exit "ip netns pids $NS_SRV | xargs -r kill"
 	wait_for 10 sh -c "ip netns exec $NS_SRV ss -Hltn sport = :5410 | grep -q ." ||
 		fail "iperf3 server did not start"
-	ip netns exec "$NS_CLI" iperf3 -c "$SRV_ADDR" -p 5410 -t 8 -P 2 -C cubic >"$tmp/iperf3.txt" 2>&1 &
+	# long enough to outlast the cycles; stopped once they are done
+	ip netns exec "$NS_CLI" iperf3 -c "$SRV_ADDR" -p 5410 -t 600 -P 2 -C cubic >"$tmp/iperf3.txt" 2>&1 &
 	ipf=$!
-	wait_for 10 sh -c "ip netns exec $NS_CLI ss -Htn dst $SRV_ADDR | grep -q ESTAB"
+	on_exit "kill $ipf"
+	wait_for 10 sh -c "ip netns exec $NS_CLI ss -Htn dst $SRV_ADDR dport = :5410 | grep -q ESTAB"
+	bad_load=0 stalled=0
 	for i in 1 2 3 4 5; do
+		b0=$(acked_5410)
 		rmmod "$MOD" 2>/dev/null
 		modprobe "$MOD" || bad_load=1
 		conn_open dctcp_fixed dctcp_fixed $((5420 + i))
 		[ "$got" = dctcp_fixed ] || bad_load=1
 		conn_close $((5420 + i))
 		unload || bad_load=1
+		# the cubic flows moved bytes while this cycle ran
+		wait_for 10 progressed "$b0" || stalled=$((stalled + 1))
+		log "cycle $i: cubic flows bytes_acked $b0 -> $(acked_5410)"
 	done
-	wait "$ipf"
-	rc=$?
+	alive=0
+	kill -0 "$ipf" 2>/dev/null && alive=1
+	kill "$ipf" 2>/dev/null
+	wait "$ipf" 2>/dev/null
 	tail -4 "$tmp/iperf3.txt" | sed 's/^/#   /'
-	check "cubic flows survive 5 load/use/unload cycles" test "$rc" -eq 0 -a "$bad_load" -eq 0
+	check "5 load/use/unload cycles clean" test "$bad_load" -eq 0
+	check "cubic flows ran through every cycle (bytes progress, client alive)" \
+		test "$stalled" -eq 0 -a "$alive" -eq 1
 else
 	check_skip "load/unload while other flows run" "iperf3 not installed"
 fi
@@ -186,12 +257,16 @@ modprobe "$MOD"
 
 # ---- load-time validation -------------------------------------------------------------
 unload
+klog_mark
 check "modprobe with shift_g=11 fails" sh -c "! modprobe $MOD shift_g=11 2>/dev/null"
-check "and dmesg says why in one line" sh -c \
-	"dmesg | grep -q \"$MOD: parameter shift_g must be an integer in 0..10, got '11'\""
-check "modprobe with min_cwnd_after_ce=0 fails" sh -c "! modprobe $MOD min_cwnd_after_ce=0 2>/dev/null"
-check "modprobe with valid values loads" modprobe "$MOD" shift_g=5 min_cwnd_after_ce=3
-check "load-time values applied" sh -c "[ \$(cat $PARAMS/shift_g) = 5 ] && [ \$(cat $PARAMS/min_cwnd_after_ce) = 3 ]"
+check "and the kernel log says why, once, after the mark" test \
+	"$(klog_since | grep -c "$MOD: parameter shift_g must be an integer in 0..10, got '11'")" -eq 1
+klog_mark
+check "modprobe with min_cwnd_after_ce=3 fails" sh -c "! modprobe $MOD min_cwnd_after_ce=3 2>/dev/null"
+check "and the kernel log says why, once, after the mark" test \
+	"$(klog_since | grep -c "$MOD: parameter min_cwnd_after_ce must be an integer in 1..2, got '3'")" -eq 1
+check "modprobe with valid values loads" modprobe "$MOD" shift_g=05 min_cwnd_after_ce=1
+check "load-time values applied (base 10)" sh -c "[ \$(cat $PARAMS/shift_g) = 5 ] && [ \$(cat $PARAMS/min_cwnd_after_ce) = 1 ]"
 rmmod "$MOD"
 modprobe "$MOD"
 

@@ -1,0 +1,93 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A congestion signal never raises the window (issue 11, 1.1).  The kernel
+# sends requests; the raw-socket peer (dctcp_fixed_peer.py --case ece-cwnd)
+# plays the receiver, ACKs every segment on its own and puts ECE on the
+# ACKs a pattern selects: on the reply that ends a request (the RPC case:
+# the next flight starts with nothing in flight, CA_EVENT_TX_START) and on
+# the ACKs inside a request (PRR while data is in flight).  Around each ECE
+# ACK it reads the sender's cwnd and ssthresh with sock_diag: neither cwnd
+# after nor a new ssthresh may exceed the window before the signal -- the
+# cwnd, or inside a CWR episode the ssthresh that episode set (PRR may
+# bring cwnd back up to it, and the end of an episode restores it, in the
+# core, for every congestion control).  Initial windows 2, 4 and 10 (route initcwnd) make windows below
+# and above the old floor.  The same patterns run against in-tree dctcp
+# (which the rule also holds for), for dctcp_fixed with min_cwnd_after_ce
+# 2 and 1.  Against the module before this rule (min_cwnd_after_ce=10, the
+# old maximum) the test fails: ECE raised cwnd from 4 to 10.
+
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmd ip ethtool python3
+python3 -c 'import scapy.all' 2>/dev/null || skip "python3 scapy not installed"
+require_module tcp_dctcp_fixed
+require_disruptive "sets tcp_dctcp_fixed's min_cwnd_after_ce, a module-wide parameter"
+
+PARAMS=/sys/module/tcp_dctcp_fixed/parameters
+PEER="$TESTS_DIR/dctcp_fixed_peer.py"
+KIP=198.18.0.1
+PIP=198.18.0.2
+
+new_ns NS_K
+new_ns NS_P
+ip link add veth0 netns "$NS_K" type veth peer name veth0 netns "$NS_P" || fail "veth pair"
+for ns in "$NS_K" "$NS_P"; do
+	ip netns exec "$ns" ethtool -K veth0 tso off gso off gro off >/dev/null 2>&1
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	ip -n "$ns" link set veth0 up
+done
+ip -n "$NS_K" addr add "$KIP/24" dev veth0
+ip netns exec "$NS_K" sysctl -qw net.ipv4.tcp_ecn=1
+KMAC=$(ip netns exec "$NS_K" cat /sys/class/net/veth0/address)
+PMAC=$(ip netns exec "$NS_P" cat /sys/class/net/veth0/address)
+ip -n "$NS_K" neigh replace "$PIP" lladdr "$PMAC" dev veth0 nud permanent
+wait_for 10 sh -c "ip -n $NS_K link show veth0 | grep -q LOWER_UP" || fail "veth not up"
+
+port=5600
+# run CC INITCWND REPLY_PATTERN MID_PATTERN: one peer run, verdict in $?
+run() {
+	local cc=$1 icw=$2 rp=$3 mp=$4 out rc
+	port=$((port + 1))
+	ip -n "$NS_K" route replace 198.18.0.0/24 dev veth0 src "$KIP" initcwnd "$icw" ||
+		fail "route initcwnd $icw"
+	out=$(ip netns exec "$NS_P" python3 "$PEER" --case ece-cwnd --cc "$cc" \
+		--kns "$NS_K" --kip "$KIP" --kmac "$KMAC" --pip "$PIP" \
+		--kport "$port" --pport $((port + 30000)) --trials 6 \
+		--req 8000 --mss 1000 --reply-ece "$rp" --mid-ece "$mp" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | sed -n 's/^# /#   /p; s/^RESULT /#   RESULT /p'
+	# a run that judged nothing proves nothing
+	printf '%s\n' "$out" | grep -qE '^RESULT .* judged=[1-9]' || return 1
+	return $rc
+}
+
+CASES="2:1111:0 4:1111:0 4:1010:01 10:1111:1 10:0110:001 10:1011:0"
+# every case for one congestion control and one setting of the floor
+all_cases() {
+	local cc=$1 spec icw rp mp
+	for spec in $CASES; do
+		IFS=: read -r icw rp mp <<<"$spec"
+		run "$cc" "$icw" "$rp" "$mp" || return 1
+	done
+}
+
+orig=$(cat "$PARAMS/min_cwnd_after_ce")
+on_exit "echo $orig > $PARAMS/min_cwnd_after_ce"
+# DCTCP_ECE_MINS: the settings to run (the mutant proof runs the old module
+# with 10, which the current one refuses)
+for m in ${DCTCP_ECE_MINS:-2 1}; do
+	echo "$m" >"$PARAMS/min_cwnd_after_ce" || fail "cannot set min_cwnd_after_ce=$m"
+	log "dctcp_fixed, min_cwnd_after_ce=$m"
+	check "dctcp_fixed (min_cwnd_after_ce=$m): ECE never raises cwnd or ssthresh" all_cases dctcp_fixed
+done
+echo "$orig" >"$PARAMS/min_cwnd_after_ce"
+
+if modprobe tcp_dctcp 2>/dev/null; then
+	log "in-tree dctcp, same patterns"
+	check "in-tree dctcp: ECE never raises cwnd or ssthresh (parity)" all_cases dctcp
+else
+	check_skip "in-tree dctcp: ECE never raises cwnd or ssthresh (parity)" "tcp_dctcp not available"
+fi
+ksft_finish
