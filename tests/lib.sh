@@ -74,6 +74,7 @@ _run_cleanup() {
 trap _run_cleanup EXIT
 
 require_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
+require_disruptive() { [ "${TAILFIX_DISRUPTIVE:-0}" = 1 ] || skip "disruptive ($*): set TAILFIX_DISRUPTIVE=1 on a dedicated host"; }
 
 require_cmd() {
 	local c

@@ -10,6 +10,7 @@
 #   tailfix.run=demo|bench       tests/vm/guest-demo.sh / bench/run-guest.sh
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LC_ALL=C
+export TAILFIX_DISRUPTIVE=1
 
 mount -t proc proc /proc
 mount -t sysfs sys /sys
