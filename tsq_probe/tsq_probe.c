@@ -380,6 +380,7 @@ static void cork_stop(const struct sock *sk, u32 end_seq)
 
 	if (!w || (w & ~CORK_TIME_MASK) != tag)
 		return;
+	/* The key before the seq: pairs with smp_wmb() in cork_start(). */
 	smp_rmb();
 	if (before(end_seq, READ_ONCE(s->seq)) || cmpxchg(&s->key, w, 0) != w)
 		return;
@@ -537,6 +538,7 @@ static void suspect(struct sock *sk)
 		WRITE_ONCE(check_slots[i], NULL);
 		return;
 	}
+	/* Publish sk after its reference: pairs with drain_check_slots(). */
 	smp_store_release(&check_slots[i], sk);
 	atomic_inc(&checks_queued);
 	kick_check_work();
@@ -576,6 +578,7 @@ static void drain_check_slots(bool check)
 	int i;
 
 	for (i = 0; i < CHECK_SLOTS; i++) {
+		/* Pairs with suspect(): the reference is taken before sk shows. */
 		sk = smp_load_acquire(&check_slots[i]);
 		if (!sk || sk == SLOT_BUSY || cmpxchg(&check_slots[i], sk, NULL) != sk)
 			continue;
@@ -737,7 +740,6 @@ static void wfree_suspect(struct sock *sk)
 		return;
 	suspect(sk);
 }
-
 
 static void fault_inject_one(struct sock *sk)
 {
@@ -941,8 +943,8 @@ static int test_fail_point(int stage)
 
 	if (test_fail_init != stage)
 		return 0;
-	for (i = 0; i < 200 && !atomic_read(&checks_queued); i++)
-		msleep(10);
+	for (i = 0; i < 100 && !atomic_read(&checks_queued); i++)
+		msleep(20);
 	pr_err("refusing to load: test_fail_init=%d (test-only) failed stage %d on purpose, %d checks queued\n",
 	       stage, stage, atomic_read(&checks_queued));
 	return -ECANCELED;
