@@ -451,10 +451,12 @@ static bool tcp_stall_hint(const struct sock *sk, int below)
 			return false;
 		/*
 		 * TSO auto-deferral (tcp_tso_should_defer()): more than one
-		 * segment that cwnd or the window cannot take whole waits
-		 * for the ACK in flight to build a bigger one.
+		 * segment may wait for the ACK in flight to build a bigger
+		 * one, even when cwnd and the window would take it all (the
+		 * tail skb, which may still grow).  That ACK sends it: more
+		 * than one segment outstanding is not delayed-ACKed for long.
 		 */
-		if (unsent > mss && unsent > min(win, (cwnd - in_flight) * mss))
+		if (unsent > mss)
 			return false;
 	}
 	return true;
@@ -465,7 +467,6 @@ static bool tcp_sock_stalled(struct sock *sk)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	const struct sk_buff *skb;
-	u32 cwnd_bytes, limit;
 
 	sock_owned_by_me(sk);
 	if (!tcp_stall_hint(sk, refcount_read(&sk->sk_wmem_alloc)))
@@ -477,13 +478,9 @@ static bool tcp_sock_stalled(struct sock *sk)
 		return false;
 	if (!(tp->nonagle & TCP_NAGLE_OFF) && tp->packets_out && skb->len < tp->mss_cache)
 		return false;
-	if (tp->packets_out && tcp_skb_pcount(skb) > 1) {
-		/* TSO auto-deferral of the head: an ACK will send it. */
-		cwnd_bytes = (tcp_snd_cwnd(tp) - tcp_packets_in_flight(tp)) * tp->mss_cache;
-		limit = min(tcp_wnd_end(tp) - TCP_SKB_CB(skb)->seq, cwnd_bytes);
-		if (skb->len > limit)
-			return false;
-	}
+	/* TSO auto-deferral of the head: the ACK in flight will send it. */
+	if (tp->packets_out && tcp_skb_pcount(skb) > 1)
+		return false;
 	return true;
 }
 
