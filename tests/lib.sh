@@ -87,7 +87,6 @@ _run_cleanup() {
 trap _run_cleanup EXIT
 
 require_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
-require_disruptive() { [ "${TAILFIX_DISRUPTIVE:-0}" = 1 ] || skip "disruptive ($*): set TAILFIX_DISRUPTIVE=1 on a dedicated host"; }
 
 # Tests that change global state of the host (unload a module that was
 # loaded before, inject faults into every TCP socket, change parameters under

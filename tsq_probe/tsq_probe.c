@@ -19,21 +19,43 @@
  *                        handshake after a full barrier.
  * A socket that may have lost its wake-up is checked again under its lock
  * from a work item; if it really is stalled (unsent data TCP may send now,
- * nothing below TCP, no push pending) it is counted and, with recover=1,
- * pushed through tcp_release_cb() exactly as the TSQ tasklet would have.
+ * nothing below TCP, no push pending, nothing else that will send it) it is
+ * counted and, with recover=1, pushed through tcp_release_cb() exactly as
+ * the TSQ tasklet would have.
+ *
+ * Contexts.  Handlers never sleep and never take the socket lock.
+ *   push_entry/push_return: task context, the socket owned by the caller
+ *	(tcp_sendmsg()/do_tcp_sendpages() under lock_sock()), BH enabled.
+ *   xmit_pre: task context (BH enabled at entry: __dev_queue_xmit() disables
+ *	BH itself after it), softirq (forwarding, TSQ tasklet, timers), or
+ *	task context with BH disabled (release_sock(), veth).
+ *   wfree_pre: softirq (NAPI TX completion, the usual case), hardirq
+ *	(drivers freeing in their IRQ handler), task context with BH disabled
+ *	(veth, release_sock()) and task context with BH *enabled*: an skb
+ *	dropped inside tcp_sendmsg() (no route, LOCAL_OUT drop).
+ * On architectures without kprobes-on-ftrace the handlers run from a
+ * breakpoint exception, which the kernel accounts as NMI (in_nmi()).
+ * Where a handler may run decides what it may do: see suspect() and
+ * leave_push_to_owner().
  *
  * Everything is exported in /sys/kernel/tsq_probe/ (stats, histograms,
  * reset); see tsq_probe/README.md for the meaning of every key.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/hash.h>
+#include <linux/hrtimer.h>
+#include <linux/irq_work.h>
 #include <linux/kallsyms.h>
 #include <linux/kobject.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
+#include <linux/percpu.h>
 #include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/socket.h>
 #include <linux/sysfs.h>
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
@@ -43,11 +65,17 @@
 #define TAILFIX_VERSION "unknown"
 #endif
 
+/* The taint for a kernel that ran fault injection (TAINT_TEST where it exists). */
+#ifdef TAINT_TEST
+#define TSQ_TAINT	TAINT_TEST
+#else
+#define TSQ_TAINT	TAINT_USER
+#endif
+
 #define HIST_BUCKETS	40	/* log2 of nanoseconds: up to ~550 s */
 #define MAX_DEVS	8	/* per-device TX-completion histograms */
 #define TXC_BITS	12	/* skbs waiting for their completion */
 #define CORK_BITS	8	/* sockets with corked data */
-#define LOCK_BITS	6
 #define CHECK_SLOTS	64	/* sockets waiting for a check under lock */
 #define PPM		1000000U
 
@@ -61,7 +89,17 @@ static bool fault_inject;
 module_param(fault_inject, bool, 0444);
 MODULE_PARM_DESC(fault_inject, "allow fault injection through fault_ppm (load time only, default 0)");
 
-static bool tsq_loaded;
+static int test_fail_init;
+module_param(test_fail_init, int, 0444);
+MODULE_PARM_DESC(test_fail_init, "TEST ONLY: make the load fail at stage 1..4 (0: never)");
+
+/*
+ * Set as soon as init starts, before any probe: from then on fault_ppm
+ * cannot be set without fault_inject=1.  Before it, the only writer is the
+ * load-time parser, whose order of arguments is not ours to choose; init
+ * checks the pair itself.
+ */
+static bool params_locked;
 static unsigned int fault_ppm;
 
 static int fault_ppm_set(const char *val, const struct kernel_param *kp)
@@ -74,7 +112,7 @@ static int fault_ppm_set(const char *val, const struct kernel_param *kp)
 		pr_err("fault_ppm=%s refused: must be 0..%u parts per million\n", val, PPM);
 		return -EINVAL;
 	}
-	if (tsq_loaded && !fault_inject && v) {
+	if (READ_ONCE(params_locked) && !fault_inject && v) {
 		pr_err("fault_ppm=%u refused: load the module with fault_inject=1 first\n", v);
 		return -EPERM;
 	}
@@ -89,7 +127,7 @@ static const struct kernel_param_ops fault_ppm_ops = {
 module_param_cb(fault_ppm, &fault_ppm_ops, &fault_ppm, 0644);
 MODULE_PARM_DESC(fault_ppm, "share of TX completions that miss TSQ_THROTTLED, in parts per million (0..1000000, needs fault_inject=1)");
 
-/* ---- statistics ---------------------------------------------------------- */
+/* ---- statistics: per CPU, summed on read -------------------------------- */
 
 enum tsq_stat {
 	ST_AUTOCORK,		/* tcp_push() corked: flag newly set, nothing sent */
@@ -104,6 +142,8 @@ enum tsq_stat {
 	ST_TXC_EVICTED,		/* stamps overwritten before their completion */
 	ST_CORK_SAMPLES,	/* corks timed until their data left */
 	ST_CORK_EVICTED,	/* cork clocks overwritten before the data left */
+	ST_APP_HOLDS,		/* tcp_push() with MSG_MORE/TCP_NAGLE_CORK */
+	ST_TXC_TASK,		/* TX completions in task context, BH enabled */
 	ST_NR,
 };
 
@@ -120,30 +160,54 @@ static const char *const stat_names[ST_NR] = {
 	[ST_TXC_EVICTED]	= "txc_evicted",
 	[ST_CORK_SAMPLES]	= "cork_samples",
 	[ST_CORK_EVICTED]	= "cork_evicted",
+	[ST_APP_HOLDS]		= "app_holds",
+	[ST_TXC_TASK]		= "txc_task",
 };
 
-static atomic64_t stats[ST_NR];
+struct log2_hist {
+	u64 bucket[HIST_BUCKETS];	/* bucket i: [2^i, 2^(i+1)) ns */
+	u64 max_ns;
+	u64 sum_ns;
+};
+
+#define HIST_CORK	MAX_DEVS	/* index of the cork-hold histogram */
+
+/*
+ * Everything a probe hit writes lives here, on its own CPU.  this_cpu_*()
+ * operations are safe against an interrupt on the same CPU; readers sum
+ * over CPUs and may see a hit half counted, never a torn value.
+ */
+struct tsq_pcpu {
+	u64 stat[ST_NR];
+	struct log2_hist hist[MAX_DEVS + 1];	/* devices, then cork hold */
+};
+
+static DEFINE_PER_CPU_ALIGNED(struct tsq_pcpu, tsq_pcpu);
 
 static void stat_inc(enum tsq_stat s)
 {
-	atomic64_inc(&stats[s]);
+	this_cpu_inc(tsq_pcpu.stat[s]);
 }
 
-struct log2_hist {
-	atomic64_t bucket[HIST_BUCKETS];	/* bucket i: [2^i, 2^(i+1)) ns */
-	atomic64_t max_ns;
-	atomic64_t sum_ns;
-};
+static u64 stat_sum(enum tsq_stat s)
+{
+	u64 sum = 0;
+	int cpu;
 
-static void hist_add(struct log2_hist *h, u64 ns)
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(&tsq_pcpu, cpu)->stat[s]);
+	return sum;
+}
+
+static void hist_add(int h, u64 ns)
 {
 	unsigned int b = ns ? min_t(unsigned int, ilog2(ns), HIST_BUCKETS - 1) : 0;
-	s64 old = atomic64_read(&h->max_ns);
+	u64 old = this_cpu_read(tsq_pcpu.hist[h].max_ns);
 
-	atomic64_inc(&h->bucket[b]);
-	atomic64_add(ns, &h->sum_ns);
-	while ((s64)ns > old) {
-		s64 seen = atomic64_cmpxchg(&h->max_ns, old, ns);
+	this_cpu_inc(tsq_pcpu.hist[h].bucket[b]);
+	this_cpu_add(tsq_pcpu.hist[h].sum_ns, ns);
+	while (ns > old) {
+		u64 seen = this_cpu_cmpxchg(tsq_pcpu.hist[h].max_ns, old, ns);
 
 		if (seen == old)
 			break;
@@ -151,39 +215,50 @@ static void hist_add(struct log2_hist *h, u64 ns)
 	}
 }
 
-static void hist_reset(struct log2_hist *h)
+/* The sum over CPUs of histogram h (max: the largest). */
+static void hist_read(int h, struct log2_hist *out)
 {
-	int i;
+	const struct log2_hist *p;
+	int cpu, i;
 
-	for (i = 0; i < HIST_BUCKETS; i++)
-		atomic64_set(&h->bucket[i], 0);
-	atomic64_set(&h->max_ns, 0);
-	atomic64_set(&h->sum_ns, 0);
+	memset(out, 0, sizeof(*out));
+	for_each_possible_cpu(cpu) {
+		p = &per_cpu_ptr(&tsq_pcpu, cpu)->hist[h];
+		for (i = 0; i < HIST_BUCKETS; i++)
+			out->bucket[i] += READ_ONCE(p->bucket[i]);
+		out->sum_ns += READ_ONCE(p->sum_ns);
+		out->max_ns = max(out->max_ns, READ_ONCE(p->max_ns));
+	}
 }
-
-static struct log2_hist cork_hist;
 
 /* One TX-completion histogram per device, claimed on first use. */
 struct dev_hist {
 	const struct net *net;		/* identity only, never dereferenced */
 	int ifindex;
 	char name[IFNAMSIZ];
-	struct log2_hist hist;
 };
 
 static struct dev_hist dev_hists[MAX_DEVS];
 static atomic_t dev_hists_used;
 static DEFINE_SPINLOCK(dev_hists_lock);
 
-static struct dev_hist *dev_hist_get(const struct net_device *dev)
+/*
+ * Index of dev's histogram, or -1.  Lock-free for every packet after a
+ * device's first: the entries below dev_hists_used are never written again
+ * (published with a release, read with an acquire).  The lock is taken only
+ * to claim a new entry, at most MAX_DEVS times per load.
+ */
+static int dev_hist_get(const struct net_device *dev)
 {
 	const struct net *net = dev_net(dev);
-	int i, n = atomic_read(&dev_hists_used);
+	int i, n = atomic_read_acquire(&dev_hists_used);
 	unsigned long flags;
 
 	for (i = 0; i < n; i++)
 		if (dev_hists[i].ifindex == dev->ifindex && dev_hists[i].net == net)
-			return &dev_hists[i];
+			return i;
+	if (n == MAX_DEVS)
+		return -1;
 
 	spin_lock_irqsave(&dev_hists_lock, flags);
 	n = atomic_read(&dev_hists_used);
@@ -201,116 +276,117 @@ static struct dev_hist *dev_hist_get(const struct net_device *dev)
 	i = n;
 out:
 	spin_unlock_irqrestore(&dev_hists_lock, flags);
-	return i < 0 ? NULL : &dev_hists[i];
+	return i;
 }
 
-/* ---- per-skb and per-socket clocks -------------------------------------- */
+/* ---- per-skb and per-socket clocks, lock-free --------------------------- */
 
 /*
- * Small open hash tables, one entry per slot: a newer entry evicts an older
- * one (counted).  Keys are compared as pointers and never dereferenced, so
- * an entry left by a freed skb or socket is harmless.
+ * A stamp waits for its completion in a slot of a shared table: the skb is
+ * stamped on the CPU that transmits it and completed on the CPU that frees
+ * it, so a per-CPU table could not match them.  Each slot is one 64-bit
+ * word, written with plain stores and taken with one cmpxchg, so stamp and
+ * completion never lock and never see a torn entry:
+ *
+ *	bits 63..48  tag: 16 more bits of the key's hash (never 0)
+ *	bits 47..44  device histogram + 1 (0: none)		[txc only]
+ *	bits 43..0   ktime_get_ns() modulo 2^44 (4.8 hours)	[txc]
+ *	bits 47..0   ktime_get_ns() modulo 2^48 (78 hours)	[cork]
+ *
+ * Keys (skb and socket pointers) are hashed, never dereferenced.  A newer
+ * stamp in the same slot evicts an older one (counted).  Two live keys with
+ * the same slot and the same tag (one pair in 65535 among colliding keys)
+ * can take each other's stamp: one histogram sample is off, nothing else.
  */
-struct txc_slot {
-	const struct sk_buff *skb;
-	u64 t_ns;
-	struct dev_hist *dh;
-};
+#define SLOT_TAG_SHIFT	48
+#define TXC_DEV_SHIFT	44
+#define TXC_TIME_MASK	((1ULL << TXC_DEV_SHIFT) - 1)
+#define CORK_TIME_MASK	((1ULL << SLOT_TAG_SHIFT) - 1)
+
+static u64 slot_hash(const void *key, unsigned int bits, unsigned int *idx)
+{
+	u64 h = (u64)(unsigned long)key * GOLDEN_RATIO_64;
+	u64 tag = (h >> (64 - bits - 16)) & 0xffff;
+
+	*idx = h >> (64 - bits);
+	return (tag ? tag : 1) << SLOT_TAG_SHIFT;
+}
+
+static u64 txc_table[1 << TXC_BITS];
 
 struct cork_slot {
-	const struct sock *sk;
-	u64 t_ns;
+	u64 key;	/* tag | time corked, 0: free */
 	u32 seq;	/* write_seq when corked: the data leaves once sent */
 };
 
-static struct txc_slot txc_table[1 << TXC_BITS];
 static struct cork_slot cork_table[1 << CORK_BITS];
 static atomic_t corks_open;
-static spinlock_t slot_locks[1 << LOCK_BITS];
-
-static spinlock_t *slot_lock(const void *key)
-{
-	return &slot_locks[hash_ptr(key, LOCK_BITS)];
-}
 
 static void txc_stamp(const struct sk_buff *skb, const struct net_device *dev)
 {
-	struct txc_slot *s = &txc_table[hash_ptr(skb, TXC_BITS)];
-	struct dev_hist *dh = dev_hist_get(dev);
-	spinlock_t *lock = slot_lock(skb);
-	unsigned long flags;
+	unsigned int idx;
+	u64 tag = slot_hash(skb, TXC_BITS, &idx);
+	int dh = dev_hist_get(dev);
 
-	spin_lock_irqsave(lock, flags);
-	if (s->skb)
+	if (READ_ONCE(txc_table[idx]))
 		stat_inc(ST_TXC_EVICTED);
-	s->skb = skb;
-	s->t_ns = ktime_get_ns();
-	s->dh = dh;
-	spin_unlock_irqrestore(lock, flags);
+	WRITE_ONCE(txc_table[idx], tag | ((u64)(dh + 1) << TXC_DEV_SHIFT) |
+				   (ktime_get_ns() & TXC_TIME_MASK));
 }
 
 static void txc_complete(const struct sk_buff *skb)
 {
-	struct txc_slot *s = &txc_table[hash_ptr(skb, TXC_BITS)];
-	spinlock_t *lock = slot_lock(skb);
-	struct dev_hist *dh = NULL;
-	unsigned long flags;
-	u64 t0 = 0;
+	unsigned int idx;
+	u64 tag = slot_hash(skb, TXC_BITS, &idx);
+	u64 w = READ_ONCE(txc_table[idx]);
+	int dh;
 
-	spin_lock_irqsave(lock, flags);
-	if (s->skb == skb) {
-		t0 = s->t_ns;
-		dh = s->dh;
-		s->skb = NULL;
-	}
-	spin_unlock_irqrestore(lock, flags);
-	if (!t0)
+	if ((w & ~((1ULL << SLOT_TAG_SHIFT) - 1)) != tag ||
+	    cmpxchg(&txc_table[idx], w, 0) != w)
 		return;
 	stat_inc(ST_TXC_SAMPLES);
-	if (dh)
-		hist_add(&dh->hist, ktime_get_ns() - t0);
+	dh = (int)((w >> TXC_DEV_SHIFT) & 0xf) - 1;
+	if (dh >= 0)
+		hist_add(dh, (ktime_get_ns() - w) & TXC_TIME_MASK);
 }
 
+/* tcp_push() return (the socket owned by the caller) corked up to seq. */
 static void cork_start(const struct sock *sk, u32 seq)
 {
-	struct cork_slot *s = &cork_table[hash_ptr(sk, CORK_BITS)];
-	spinlock_t *lock = slot_lock(sk);
-	unsigned long flags;
+	unsigned int idx;
+	u64 tag = slot_hash(sk, CORK_BITS, &idx);
+	struct cork_slot *s = &cork_table[idx];
+	u64 old = READ_ONCE(s->key);
 
-	spin_lock_irqsave(lock, flags);
-	if (s->sk && s->sk != sk)
-		stat_inc(ST_CORK_EVICTED);
-	if (!s->sk)
+	WRITE_ONCE(s->seq, seq);
+	if (old && (old & ~CORK_TIME_MASK) == tag)
+		return;		/* already corked: the clock keeps running */
+	/* The seq first: cork_stop() reads it after it has seen the key. */
+	smp_wmb();
+	old = xchg(&s->key, tag | (ktime_get_ns() & CORK_TIME_MASK));
+	if (!old)
 		atomic_inc(&corks_open);
-	if (s->sk != sk) {
-		s->sk = sk;
-		s->t_ns = ktime_get_ns();
-	}
-	s->seq = seq;
-	spin_unlock_irqrestore(lock, flags);
+	else if ((old & ~CORK_TIME_MASK) != tag)
+		stat_inc(ST_CORK_EVICTED);
 }
 
 /* A segment of sk ending at end_seq goes to a device: stop its cork clock. */
 static void cork_stop(const struct sock *sk, u32 end_seq)
 {
-	struct cork_slot *s = &cork_table[hash_ptr(sk, CORK_BITS)];
-	spinlock_t *lock = slot_lock(sk);
-	unsigned long flags;
-	u64 t0 = 0;
+	unsigned int idx;
+	u64 tag = slot_hash(sk, CORK_BITS, &idx);
+	struct cork_slot *s = &cork_table[idx];
+	u64 w = READ_ONCE(s->key);
 
-	if (READ_ONCE(s->sk) != sk)
+	if (!w || (w & ~CORK_TIME_MASK) != tag)
 		return;
-	spin_lock_irqsave(lock, flags);
-	if (s->sk == sk && !before(end_seq, s->seq)) {
-		t0 = s->t_ns;
-		s->sk = NULL;
-		atomic_dec(&corks_open);
-	}
-	spin_unlock_irqrestore(lock, flags);
-	if (t0) {
-		stat_inc(ST_CORK_SAMPLES);
-		hist_add(&cork_hist, ktime_get_ns() - t0);
-	}
+	/* The key before the seq: pairs with smp_wmb() in cork_start(). */
+	smp_rmb();
+	if (before(end_seq, READ_ONCE(s->seq)) || cmpxchg(&s->key, w, 0) != w)
+		return;
+	atomic_dec(&corks_open);
+	stat_inc(ST_CORK_SAMPLES);
+	hist_add(HIST_CORK, (ktime_get_ns() - w) & CORK_TIME_MASK);
 }
 
 /* ---- the stall predicate ------------------------------------------------ */
@@ -318,42 +394,127 @@ static void cork_stop(const struct sock *sk, u32 end_seq)
 /*
  * True when TCP holds data it would send right now but nothing will make it
  * do so: unsent data that cwnd, the peer's window, TCP_CORK and Nagle all
- * allow, no byte of the socket below TCP (no TX completion to come), and no
- * TSQ push queued or deferred.  @below is sk_wmem_alloc as it will be once
- * the caller's event is over (1 means empty: the socket keeps one unit).
- * Lockless callers get a hint; only the check under the lock counts.
+ * allow, no byte of the socket below TCP (no TX completion to come), no TSQ
+ * push queued or deferred, and nothing else that will send it.  When in
+ * doubt the answer is "not stalled": a missed recovery costs one delayed
+ * ACK, a wrong one changes what goes on the wire.
+ *
+ * tcp_stall_hint() runs without the socket lock (probe handlers): it reads
+ * socket scalars only, never the write queue, whose skbs the owner may free
+ * at any moment.  @below is sk_wmem_alloc as it will be once the caller's
+ * event is over (1 means empty: the socket keeps one unit).
  */
-static bool tcp_sock_stalled(const struct sock *sk, int below)
+static bool tcp_stall_hint(const struct sock *sk, int below)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	unsigned long tsq = READ_ONCE(sk->sk_tsq_flags);
-	const struct sk_buff *skb;
+	u32 write_seq, snd_nxt, unsent, mss, in_flight, cwnd, win;
 	u8 nonagle;
 
 	if (below > 1 || (tsq & (TSQF_QUEUED | TCPF_TSQ_DEFERRED)))
 		return false;
 	if (!((1 << READ_ONCE(sk->sk_state)) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT)))
 		return false;
+	write_seq = READ_ONCE(tp->write_seq);
+	snd_nxt = READ_ONCE(tp->snd_nxt);
+	unsent = write_seq - snd_nxt;
+	if (!unsent || unsent > INT_MAX)
+		return false;
+	/*
+	 * The application asked TCP to hold: tcp_push() marks a push
+	 * (pushed_seq = write_seq) unless the write had MSG_MORE, and a
+	 * non-final sendfile()/splice() chunk (MSG_MORE, or
+	 * MSG_SENDPAGE_NOTLAST on kernels that have it) does not call
+	 * tcp_push() at all.  The application's next write sends it.
+	 */
+	if (before(READ_ONCE(tp->pushed_seq), write_seq))
+		return false;
+	nonagle = tp->nonagle;	/* a bit-field: no READ_ONCE(), a racy byte is fine */
+	if (nonagle & TCP_NAGLE_CORK)
+		return false;
+	/* Internal pacing: the pacing timer sends it when the time comes. */
+	if (tcp_needs_internal_pacing(sk) &&
+	    (hrtimer_is_queued((struct hrtimer *)&tp->pacing_timer) ||
+	     READ_ONCE(tp->tcp_wstamp_ns) > ktime_get_ns()))
+		return false;
+	in_flight = tcp_packets_in_flight(tp);
+	cwnd = tcp_snd_cwnd(tp);
+	if (in_flight >= cwnd)
+		return false;
+	mss = max_t(u32, READ_ONCE(tp->mss_cache), 1);
+	win = tcp_wnd_end(tp) - snd_nxt;
+	if ((int)win < (int)min(unsent, mss))
+		return false;		/* the peer's window is closed */
+	if (READ_ONCE(tp->packets_out)) {
+		/* Nagle: a small segment waits for the ACK in flight. */
+		if (!(nonagle & TCP_NAGLE_OFF) && unsent < mss)
+			return false;
+		/*
+		 * TSO auto-deferral (tcp_tso_should_defer()): more than one
+		 * segment may wait for the ACK in flight to build a bigger
+		 * one, even when cwnd and the window would take it all (the
+		 * tail skb, which may still grow).  That ACK sends it: more
+		 * than one segment outstanding is not delayed-ACKed for long.
+		 */
+		if (unsent > mss)
+			return false;
+	}
+	return true;
+}
+
+/* The full check, under the socket lock: the hint plus the write queue. */
+static bool tcp_sock_stalled(struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	const struct sk_buff *skb;
+
+	sock_owned_by_me(sk);
+	if (!tcp_stall_hint(sk, refcount_read(&sk->sk_wmem_alloc)))
+		return false;
 	skb = tcp_send_head(sk);
 	if (!skb)
 		return false;
-	if (tcp_packets_in_flight(tp) >= tcp_snd_cwnd(tp))
-		return false;
 	if (after(TCP_SKB_CB(skb)->end_seq, tcp_wnd_end(tp)))
 		return false;
-	nonagle = tp->nonagle;
-	if (nonagle & TCP_NAGLE_CORK)
+	if (!(tp->nonagle & TCP_NAGLE_OFF) && tp->packets_out && skb->len < tp->mss_cache)
 		return false;
-	if (!(nonagle & TCP_NAGLE_OFF) && tp->packets_out && skb->len < tp->mss_cache)
+	/* TSO auto-deferral of the head: the ACK in flight will send it. */
+	if (tp->packets_out && tcp_skb_pcount(skb) > 1)
 		return false;
 	return true;
 }
 
 /* ---- checks under the socket lock --------------------------------------- */
 
+/*
+ * Suspects wait in check_slots for the work item.  A slot is claimed empty
+ * -> SLOT_BUSY -> socket (after the reference is taken), and only the work
+ * (or unload) takes a socket out of it, so a probe handler never has to
+ * drop a socket reference, which may be the last one.
+ */
+#define SLOT_BUSY	((struct sock *)1UL)
+
 static struct sock *check_slots[CHECK_SLOTS];
+static struct workqueue_struct *check_wq;
 static void check_work_fn(struct work_struct *work);
 static DECLARE_WORK(check_work, check_work_fn);
+static atomic_t checks_queued;	/* for test_fail_init: work left to undo */
+
+/* From a breakpoint exception (in_nmi()), queue_work() goes via an irq_work. */
+static void check_kick_fn(struct irq_work *w)
+{
+	queue_work(check_wq, &check_work);
+}
+
+static struct irq_work check_kick;
+
+static void kick_check_work(void)
+{
+	if (in_nmi())
+		irq_work_queue(&check_kick);
+	else
+		queue_work(check_wq, &check_work);
+}
 
 /* Queue sk for a check under its lock; takes a reference if it can. */
 static void suspect(struct sock *sk)
@@ -363,16 +524,21 @@ static void suspect(struct sock *sk)
 	for (i = 0; i < CHECK_SLOTS; i++)
 		if (READ_ONCE(check_slots[i]) == sk)
 			return;
-	if (!refcount_inc_not_zero(&sk->sk_refcnt))
+	for (i = 0; i < CHECK_SLOTS; i++)
+		if (!cmpxchg(&check_slots[i], NULL, SLOT_BUSY))
+			break;
+	if (i == CHECK_SLOTS) {
+		stat_inc(ST_CHECK_OVERFLOW);
 		return;
-	for (i = 0; i < CHECK_SLOTS; i++) {
-		if (!cmpxchg(&check_slots[i], NULL, sk)) {
-			queue_work(system_wq, &check_work);
-			return;
-		}
 	}
-	stat_inc(ST_CHECK_OVERFLOW);
-	sock_put(sk);
+	if (!refcount_inc_not_zero(&sk->sk_refcnt)) {
+		WRITE_ONCE(check_slots[i], NULL);
+		return;
+	}
+	/* Publish sk after its reference: pairs with drain_check_slots(). */
+	smp_store_release(&check_slots[i], sk);
+	atomic_inc(&checks_queued);
+	kick_check_work();
 }
 
 static void check_stalled(struct sock *sk)
@@ -383,7 +549,7 @@ static void check_stalled(struct sock *sk)
 
 	lock_sock(sk);
 	stat_inc(ST_WAKEUP_CHECKS);
-	stalled = tcp_sock_stalled(sk, refcount_read(&sk->sk_wmem_alloc));
+	stalled = tcp_sock_stalled(sk);
 	if (stalled) {
 		stat_inc(ST_LOST_WAKEUPS);
 		if (READ_ONCE(recover) &&
@@ -402,14 +568,16 @@ static void check_stalled(struct sock *sk)
 	}
 }
 
+/* Take every queued socket out; check it if asked; drop its reference. */
 static void drain_check_slots(bool check)
 {
 	struct sock *sk;
 	int i;
 
 	for (i = 0; i < CHECK_SLOTS; i++) {
-		sk = xchg(&check_slots[i], NULL);
-		if (!sk)
+		/* Pairs with suspect(): the reference is taken before sk shows. */
+		sk = smp_load_acquire(&check_slots[i]);
+		if (!sk || sk == SLOT_BUSY || cmpxchg(&check_slots[i], sk, NULL) != sk)
 			continue;
 		if (check)
 			check_stalled(sk);
@@ -417,8 +585,21 @@ static void drain_check_slots(bool check)
 	}
 }
 
+/* Set by the first injected fault: the kernel is tainted, say so once. */
+#define FAULT_TAINTED	0
+#define FAULT_SAY	1
+static unsigned long fault_flags;
+
+static void fault_say(void)
+{
+	if (test_and_clear_bit(FAULT_SAY, &fault_flags))
+		pr_warn("fault injected (fault_ppm=%u): TX completions miss TSQ_THROTTLED on purpose; kernel tainted\n",
+			READ_ONCE(fault_ppm));
+}
+
 static void check_work_fn(struct work_struct *work)
 {
+	fault_say();
 	drain_check_slots(true);
 }
 
@@ -428,16 +609,28 @@ struct push_data {
 	struct sock *sk;
 	u32 snd_nxt;
 	bool throttled;
+	bool app_holds;
 };
 
+#ifdef MSG_SENDPAGE_NOTLAST
+#define TSQ_MSG_HOLD	(MSG_MORE | MSG_SENDPAGE_NOTLAST)
+#else
+#define TSQ_MSG_HOLD	MSG_MORE
+#endif
+
+/* tcp_push(sk, flags, mss_now, nonagle, size_goal): task, socket owned. */
 static int push_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct push_data *d = (struct push_data *)ri->data;
 	struct sock *sk = (struct sock *)regs_get_kernel_argument(regs, 0);
+	int flags = (int)regs_get_kernel_argument(regs, 1);
+	int nonagle = (int)regs_get_kernel_argument(regs, 3);
 
 	d->sk = sk;
-	d->snd_nxt = tcp_sk(sk)->snd_nxt;
+	d->snd_nxt = READ_ONCE(tcp_sk(sk)->snd_nxt);
 	d->throttled = test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags);
+	/* MSG_MORE becomes a local TCP_NAGLE_CORK in tcp_push(), not tp->nonagle. */
+	d->app_holds = (flags & TSQ_MSG_HOLD) || (nonagle & TCP_NAGLE_CORK);
 	return 0;
 }
 
@@ -446,16 +639,23 @@ static int push_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct push_data *d = (struct push_data *)ri->data;
 	struct sock *sk = d->sk;
 	struct tcp_sock *tp = tcp_sk(sk);
+	u32 write_seq;
 
 	/* Pair with the completion side: see its stores before deciding. */
 	smp_mb();
+	write_seq = READ_ONCE(tp->write_seq);
 	if (!d->throttled && test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags) &&
-	    tp->snd_nxt == d->snd_nxt && tcp_send_head(sk)) {
+	    READ_ONCE(tp->snd_nxt) == d->snd_nxt && write_seq != d->snd_nxt) {
 		stat_inc(ST_AUTOCORK);
-		cork_start(sk, tp->write_seq);
+		cork_start(sk, write_seq);
+	}
+	if (d->app_holds) {
+		/* The application asked to hold: its next write sends it. */
+		stat_inc(ST_APP_HOLDS);
+		return 0;
 	}
 	/* Corked, but the last completion has already gone by? */
-	if (tcp_sock_stalled(sk, refcount_read(&sk->sk_wmem_alloc)))
+	if (tcp_stall_hint(sk, refcount_read(&sk->sk_wmem_alloc)))
 		suspect(sk);
 	return 0;
 }
@@ -499,46 +699,78 @@ static struct kprobe xmit_probe = {
  * push for the owner's release_sock() (TCP_TSQ_DEFERRED), decided under the
  * socket spinlock so the owner cannot slip away in between.  Otherwise, or
  * with recover=0 (count only), check under the socket lock from the work.
+ *
+ * sk_lock.slock is taken in softirq context by bh_lock_sock(), so holding it
+ * with softirqs possible on this CPU deadlocks: a softirq interrupting us
+ * spins on it forever.  tcp_wfree() runs in task context with BH enabled
+ * (a drop inside tcp_sendmsg()), so the lock is taken with IRQs off, which
+ * keeps every softirq off this CPU while it is held, whatever the context:
+ *   softirq or BH disabled: IRQs off as well, harmless;
+ *   task context with BH enabled: IRQs off is what makes it safe;
+ *   hardirq or NMI (breakpoint kprobes): never taken; lockdep would flag a
+ *	softirq-safe lock used in hardirq, and the work item does the check.
+ * local_bh_disable() would do for task context but its local_bh_enable()
+ * may run softirqs inside the probe handler and must not be called with
+ * IRQs off (breakpoint kprobes run so).  On PREEMPT_RT the lock sleeps.
  */
 static bool leave_push_to_owner(struct sock *sk)
 {
+	unsigned long flags;
 	bool owned;
 
-	if (!spin_trylock(&sk->sk_lock.slock))
+	if (IS_ENABLED(CONFIG_PREEMPT_RT) || in_nmi() || in_hardirq())
 		return false;
-	owned = sock_owned_by_user(sk);
+	if (!spin_trylock_irqsave(&sk->sk_lock.slock, flags))
+		return false;
+	owned = sock_owned_by_user_nocheck(sk);
 	if (owned && !test_and_set_bit(TCP_TSQ_DEFERRED, &sk->sk_tsq_flags)) {
 		sock_hold(sk);	/* dropped by tcp_release_cb() */
 		stat_inc(ST_OWNER_PUSHES);
 	}
-	spin_unlock(&sk->sk_lock.slock);
+	spin_unlock_irqrestore(&sk->sk_lock.slock, flags);
 	return owned;
 }
 
 static void wfree_suspect(struct sock *sk)
 {
-	if (READ_ONCE(recover) && !in_hardirq() && leave_push_to_owner(sk))
+	if (READ_ONCE(recover) && leave_push_to_owner(sk))
 		return;
 	suspect(sk);
+}
+
+static void fault_inject_one(struct sock *sk)
+{
+	unsigned int ppm = READ_ONCE(fault_ppm);
+
+	if (!ppm || !test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags) ||
+	    ((u64)get_random_u32() * PPM >> 32) >= ppm ||
+	    !test_and_clear_bit(TSQ_THROTTLED, &sk->sk_tsq_flags))
+		return;
+	stat_inc(ST_FAULTS_INJECTED);
+	if (!test_and_set_bit(FAULT_TAINTED, &fault_flags)) {
+		add_taint(TSQ_TAINT, LOCKDEP_STILL_OK);
+		/* Said from the work: printk from here may be an NMI's. */
+		set_bit(FAULT_SAY, &fault_flags);
+		kick_check_work();
+	}
 }
 
 static int wfree_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct sk_buff *skb = (struct sk_buff *)regs_get_kernel_argument(regs, 0);
 	struct sock *sk = skb->sk;
-	unsigned int ppm = READ_ONCE(fault_ppm);
 
 	txc_complete(skb);
-
-	if (ppm && test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags) &&
-	    ((u64)get_random_u32() * PPM >> 32) < ppm &&
-	    test_and_clear_bit(TSQ_THROTTLED, &sk->sk_tsq_flags))
-		stat_inc(ST_FAULTS_INJECTED);
+	if (!in_interrupt())
+		stat_inc(ST_TXC_TASK);
+	/* fault_inject is load-time only: fault_ppm alone never injects. */
+	if (fault_inject)
+		fault_inject_one(sk);
 
 	/* Re-read the flag after a full barrier, as tcp_push() must have. */
 	smp_mb();
 	if (!test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags) &&
-	    tcp_sock_stalled(sk, refcount_read(&sk->sk_wmem_alloc) - skb->truesize))
+	    tcp_stall_hint(sk, refcount_read(&sk->sk_wmem_alloc) - skb->truesize))
 		wfree_suspect(sk);
 	return 0;
 }
@@ -563,7 +795,9 @@ static int resolve_tcp_wfree(void)
 	return 0;
 }
 
-static unsigned long probes_missed(void)
+static unsigned long missed_base;
+
+static unsigned long probes_missed_raw(void)
 {
 	return push_probe.nmissed + push_probe.kp.nmissed + xmit_probe.nmissed +
 	       wfree_probe.nmissed;
@@ -571,62 +805,96 @@ static unsigned long probes_missed(void)
 
 /* ---- sysfs -------------------------------------------------------------- */
 
+/* Not atomic against hits on other CPUs: a concurrent hit may survive. */
 static void reset_all(void)
 {
-	int i;
+	struct tsq_pcpu *p;
+	int cpu, i, h;
 
-	for (i = 0; i < ST_NR; i++)
-		atomic64_set(&stats[i], 0);
-	hist_reset(&cork_hist);
-	for (i = 0; i < atomic_read(&dev_hists_used); i++)
-		hist_reset(&dev_hists[i].hist);
+	for_each_possible_cpu(cpu) {
+		p = per_cpu_ptr(&tsq_pcpu, cpu);
+		for (i = 0; i < ST_NR; i++)
+			WRITE_ONCE(p->stat[i], 0);
+		for (h = 0; h <= HIST_CORK; h++) {
+			for (i = 0; i < HIST_BUCKETS; i++)
+				WRITE_ONCE(p->hist[h].bucket[i], 0);
+			WRITE_ONCE(p->hist[h].max_ns, 0);
+			WRITE_ONCE(p->hist[h].sum_ns, 0);
+		}
+	}
+	WRITE_ONCE(missed_base, probes_missed_raw());
 }
 
 static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
 	int i, n = atomic_read_acquire(&dev_hists_used);
-	s64 txc_max = 0;
+	struct log2_hist h;
+	u64 txc_max = 0;
 	int len = 0;
 
 	for (i = 0; i < ST_NR; i++)
-		len += sysfs_emit_at(buf, len, "%s %lld\n", stat_names[i],
-				     atomic64_read(&stats[i]));
-	for (i = 0; i < n; i++)
-		txc_max = max(txc_max, atomic64_read(&dev_hists[i].hist.max_ns));
-	len += sysfs_emit_at(buf, len, "cork_hold_max_ns %lld\n",
-			     atomic64_read(&cork_hist.max_ns));
-	len += sysfs_emit_at(buf, len, "txc_max_ns %lld\n", txc_max);
-	len += sysfs_emit_at(buf, len, "probes_missed %lu\n", probes_missed());
+		len += sysfs_emit_at(buf, len, "%s %llu\n", stat_names[i], stat_sum(i));
+	for (i = 0; i < n; i++) {
+		hist_read(i, &h);
+		txc_max = max(txc_max, h.max_ns);
+	}
+	hist_read(HIST_CORK, &h);
+	len += sysfs_emit_at(buf, len, "cork_hold_max_ns %llu\n", h.max_ns);
+	len += sysfs_emit_at(buf, len, "txc_max_ns %llu\n", txc_max);
+	len += sysfs_emit_at(buf, len, "probes_missed %lu\n",
+			     probes_missed_raw() - READ_ONCE(missed_base));
 	len += sysfs_emit_at(buf, len, "recover %d\n", READ_ONCE(recover));
 	len += sysfs_emit_at(buf, len, "fault_ppm %u\n", READ_ONCE(fault_ppm));
 	return len;
 }
 
-static int hist_emit(char *buf, int len, const char *name, const char *dev,
-		     struct log2_hist *h)
+/* One histogram as text into out (size bytes); returns its length. */
+static int hist_format(char *out, size_t size, const char *name, const char *dev, int hi)
 {
-	int i;
+	struct log2_hist h;
+	int i, len;
 
-	len += sysfs_emit_at(buf, len, "hist %s %s max_ns %lld sum_ns %lld\n", name, dev,
-			     atomic64_read(&h->max_ns), atomic64_read(&h->sum_ns));
-	for (i = 0; i < HIST_BUCKETS; i++) {
-		s64 c = atomic64_read(&h->bucket[i]);
-
-		if (c)
-			len += sysfs_emit_at(buf, len, "%llu %llu %lld\n",
-					     i ? 1ULL << i : 0ULL, 1ULL << (i + 1), c);
-	}
+	hist_read(hi, &h);
+	len = scnprintf(out, size, "hist %s %s max_ns %llu sum_ns %llu\n", name, dev,
+			h.max_ns, h.sum_ns);
+	for (i = 0; i < HIST_BUCKETS; i++)
+		if (h.bucket[i])
+			len += scnprintf(out + len, size - len, "%llu %llu %llu\n",
+					 i ? 1ULL << i : 0ULL, 1ULL << (i + 1), h.bucket[i]);
 	return len;
 }
 
+/* Room kept at the end of the page for the "truncated N" line. */
+#define HIST_TRAILER	32
+
+/*
+ * Whole histograms only: one that does not fit in the page is left out and
+ * counted in a last "truncated N" line, never cut in the middle.
+ */
 static ssize_t histograms_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
 	int i, n = atomic_read_acquire(&dev_hists_used);
-	int len;
+	int len = 0, one, left_out = 0;
+	char *tmp;
 
-	len = hist_emit(buf, 0, "cork_hold_ns", "-", &cork_hist);
-	for (i = 0; i < n; i++)
-		len = hist_emit(buf, len, "txc_ns", dev_hists[i].name, &dev_hists[i].hist);
+	tmp = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!tmp)
+		return -ENOMEM;
+	for (i = -1; i < n; i++) {
+		if (i < 0)
+			one = hist_format(tmp, PAGE_SIZE, "cork_hold_ns", "-", HIST_CORK);
+		else
+			one = hist_format(tmp, PAGE_SIZE, "txc_ns", dev_hists[i].name, i);
+		if (len + one > PAGE_SIZE - HIST_TRAILER) {
+			left_out++;
+			continue;
+		}
+		memcpy(buf + len, tmp, one);
+		len += one;
+	}
+	kfree(tmp);
+	if (left_out)
+		len += sysfs_emit_at(buf, len, "truncated %d\n", left_out);
 	return len;
 }
 
@@ -641,8 +909,9 @@ static ssize_t reset_store(struct kobject *kobj, struct kobj_attribute *attr,
 	return count;
 }
 
-static struct kobj_attribute stats_attr = __ATTR_RO(stats);
-static struct kobj_attribute histograms_attr = __ATTR_RO(histograms);
+/* Root only: the counters and latencies tell traffic timing to containers. */
+static struct kobj_attribute stats_attr = __ATTR(stats, 0400, stats_show, NULL);
+static struct kobj_attribute histograms_attr = __ATTR(histograms, 0400, histograms_show, NULL);
 static struct kobj_attribute reset_attr = __ATTR_WO(reset);
 
 static struct attribute *tsq_attrs[] = {
@@ -660,41 +929,85 @@ static struct kobject *tsq_kobj;
 
 /* ---- load and unload ---------------------------------------------------- */
 
+/*
+ * test_fail_init=STAGE (tests only) makes the load fail once STAGE is
+ * reached, after waiting up to two seconds for a probe to queue a check, so
+ * that the error path has work and socket references to undo.
+ */
+static int test_fail_point(int stage)
+{
+	int i;
+
+	if (test_fail_init != stage)
+		return 0;
+	for (i = 0; i < 100 && !atomic_read(&checks_queued); i++)
+		msleep(20);
+	pr_err("refusing to load: test_fail_init=%d (test-only) failed stage %d on purpose, %d checks queued\n",
+	       stage, stage, atomic_read(&checks_queued));
+	return -ECANCELED;
+}
+
+/* After the probes are gone: nothing may run or hold a socket. */
+static void stop_checks(bool check)
+{
+	irq_work_sync(&check_kick);
+	cancel_work_sync(&check_work);
+	/* Sockets still waiting: check them (with recover, push) or let go. */
+	drain_check_slots(check);
+	fault_say();
+	destroy_workqueue(check_wq);
+}
+
 static int __init tsq_probe_init(void)
 {
-	int i, ret;
+	int ret;
 
+	WRITE_ONCE(params_locked, true);
 	if (fault_ppm && !fault_inject) {
 		pr_err("refusing to load: fault_ppm=%u needs fault_inject=1\n", fault_ppm);
 		return -EINVAL;
 	}
-	for (i = 0; i < ARRAY_SIZE(slot_locks); i++)
-		spin_lock_init(&slot_locks[i]);
+	init_irq_work(&check_kick, check_kick_fn);
+	/* Checks sleep on the socket lock: our own queue, one at a time. */
+	check_wq = alloc_workqueue("tsq_probe", WQ_UNBOUND, 1);
+	if (!check_wq) {
+		pr_err("refusing to load: cannot allocate the workqueue\n");
+		return -ENOMEM;
+	}
 
 	/* tcp_wfree first: its address tells __dev_queue_xmit which skbs to time. */
 	ret = register_kprobe(&wfree_probe);
 	if (ret) {
 		pr_err("refusing to load: cannot probe tcp_wfree (%d: missing, inlined or blacklisted)\n",
 		       ret);
-		return ret;
+		goto err_wq;
 	}
 	ret = resolve_tcp_wfree();
 	if (ret) {
 		pr_err("refusing to load: cannot find the entry of tcp_wfree in kallsyms\n");
 		goto err_wfree;
 	}
+	ret = test_fail_point(1);
+	if (ret)
+		goto err_wfree;
 	ret = register_kprobe(&xmit_probe);
 	if (ret) {
 		pr_err("refusing to load: cannot probe __dev_queue_xmit (%d: missing, inlined or blacklisted)\n",
 		       ret);
 		goto err_wfree;
 	}
+	ret = test_fail_point(2);
+	if (ret)
+		goto err_xmit;
 	ret = register_kretprobe(&push_probe);
 	if (ret) {
 		pr_err("refusing to load: cannot probe tcp_push (%d: missing, inlined or blacklisted)\n",
 		       ret);
 		goto err_xmit;
 	}
+	ret = test_fail_point(3);
+	if (ret)
+		goto err_push;
 	tsq_kobj = kobject_create_and_add("tsq_probe", kernel_kobj);
 	if (!tsq_kobj) {
 		ret = -ENOMEM;
@@ -706,11 +1019,15 @@ static int __init tsq_probe_init(void)
 		pr_err("refusing to load: cannot create /sys/kernel/tsq_probe files (%d)\n", ret);
 		goto err_kobj;
 	}
-	tsq_loaded = true;
+	ret = test_fail_point(4);
+	if (ret)
+		goto err_group;
 	pr_info("version %s loaded: recover=%d fault_inject=%d fault_ppm=%u\n",
 		TAILFIX_VERSION, recover, fault_inject, fault_ppm);
 	return 0;
 
+err_group:
+	sysfs_remove_group(tsq_kobj, &tsq_group);
 err_kobj:
 	kobject_put(tsq_kobj);
 err_push:
@@ -719,6 +1036,9 @@ err_xmit:
 	unregister_kprobe(&xmit_probe);
 err_wfree:
 	unregister_kprobe(&wfree_probe);
+err_wq:
+	/* The probes are gone: undo what their handlers queued. */
+	stop_checks(false);
 	return ret;
 }
 
@@ -730,11 +1050,9 @@ static void __exit tsq_probe_exit(void)
 	unregister_kretprobe(&push_probe);
 	unregister_kprobe(&xmit_probe);
 	unregister_kprobe(&wfree_probe);
-	cancel_work_sync(&check_work);
-	/* Sockets still waiting: check them (with recover, push) and let go. */
-	drain_check_slots(true);
-	pr_info("unloaded: %lld lost wake-ups, %lld recoveries\n",
-		atomic64_read(&stats[ST_LOST_WAKEUPS]), atomic64_read(&stats[ST_RECOVERIES]));
+	stop_checks(true);
+	pr_info("unloaded: %llu lost wake-ups, %llu recoveries\n",
+		stat_sum(ST_LOST_WAKEUPS), stat_sum(ST_RECOVERIES));
 }
 
 module_init(tsq_probe_init);

@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# tcp_wfree() from task context with BH enabled: the owner hand-off must not
+# hold sk_lock.slock where a softirq can interrupt it.  A sender writes as
+# fast as it can while a blackhole route for the peer makes ip_queue_xmit()
+# drop every skb inside tcp_sendmsg() (task context, BH enabled), so the
+# tcp_wfree probe runs there; fault injection makes it reach the hand-off.
+# The stock kernels have no lockdep, so the deadlock itself cannot be
+# reported: the test proves the path ran (txc_task), that the
+# flow recovers once the route is gone, and that dmesg stays clean (a
+# softirq spinning on the lock would show as a soft lockup or RCU stall).
+. "$(dirname "$0")/lib.sh"
+require_tsq_probe
+require_disruptive "fault injection in tsq_probe"
+require_cmd python3 nstat
+PY=$TESTS_DIR/tsq_neutral.py
+SECONDS_RUN=${TSQ_BH_SECONDS:-8}
+
+topo_pair
+res=$(mktemp -d)
+on_exit "rm -rf $res"
+dmesg_mark
+modprobe tsq_probe fault_inject=1 fault_ppm=300000 recover=1 || fail "modprobe tsq_probe"
+on_exit "modprobe -r tsq_probe"
+
+ip netns exec "$NS_SRV" python3 "$PY" server --bind "$SRV_ADDR" --port 6200 --mode blast \
+	--seconds "$SECONDS_RUN" --once --ready "$res/ready" >"$res/server" 2>&1 &
+srv=$!
+on_exit "kill $srv"
+wait_for 20 test -e "$res/ready" || fail "blast server did not start"
+ip netns exec "$NS_CLI" python3 "$PY" client --server "$SRV_ADDR" --port 6200 --mode blast \
+	>"$res/client" 2>&1 &
+cli=$!
+on_exit "kill $cli"
+wait_for 10 grep -q '^txc_samples [1-9]' /sys/kernel/tsq_probe/stats || fail "no traffic seen"
+
+task0=$(tsq_stat txc_task)
+ip -n "$NS_SRV" route add blackhole "$CLI_ADDR/32" || fail "blackhole route"
+wait_for 10 cmp_num "$(tsq_stat txc_task)" ">" "$task0"
+# Keep the drops going a little longer: wait for 50 more task-context hits.
+task1=$(tsq_stat txc_task)
+wait_for 5 bash -c "[ \$(awk '\$1 == \"txc_task\" { print \$2 }' /sys/kernel/tsq_probe/stats) -gt $((task1 + 50)) ]"
+ip -n "$NS_SRV" route del blackhole "$CLI_ADDR/32" || fail "deleting the blackhole"
+cp /sys/kernel/tsq_probe/stats "$res/stats.drop"
+log "stats during the drops: $(tr '\n' ' ' <"$res/stats.drop")"
+
+in0=$(nstat_get "$NS_CLI" TcpInSegs)
+check "tcp_wfree() ran in task context with BH enabled (txc_task $(kv "$res/stats.drop" txc_task))" \
+	cmp_num "$(kv "$res/stats.drop" txc_task)" ">" "$task0"
+log "owner hand-offs (any context): $(kv "$res/stats.drop" owner_pushes)"
+flowing() { cmp_num "$(nstat_get "$NS_CLI" TcpInSegs)" ">" "$in0"; }
+check "the flow recovers once the route is back" wait_for 20 flowing
+check "sender finished" wait_for $((SECONDS_RUN + 30)) bash -c "! kill -0 $srv 2>/dev/null"
+log "server: $(tr '\n' ' ' <"$res/server"), client: $(tr '\n' ' ' <"$res/client")"
+check "rmmod tsq_probe" modprobe -r tsq_probe
+check "dmesg clean (no soft lockup, RCU stall, WARN)" dmesg_clean
+ksft_finish

@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# tsq_probe's interfaces for operators:
+#  - stats and histograms are root only (mode 0400): traffic timing must not
+#    leak to containers;
+#  - tsq-probe-stat escapes Prometheus label values and reports histograms
+#    the kernel left out ("truncated N") instead of dropping them silently;
+#  - fault_ppm cannot be armed without fault_inject=1, not even while init
+#    runs (test_fail_init holds init for two seconds);
+#  - the first injected fault taints the kernel (TAINT_TEST, bit 18) and
+#    says so once in dmesg.
+. "$(dirname "$0")/lib.sh"
+require_tsq_probe
+require_disruptive "fault injection in tsq_probe"
+require_cmd tc
+cli=$TAILFIX_ROOT/tsq_probe/tsq-probe-stat
+res=$(mktemp -d)
+on_exit "rm -rf $res"
+
+modprobe tsq_probe || fail "modprobe tsq_probe"
+on_exit "modprobe -r tsq_probe"
+check "stats is mode 0400" test "$(stat -c %a /sys/kernel/tsq_probe/stats)" = 400
+check "histograms is mode 0400" test "$(stat -c %a /sys/kernel/tsq_probe/histograms)" = 400
+if command -v setpriv >/dev/null; then
+	check "an unprivileged user cannot read stats" \
+		bash -c "! setpriv --reuid=65534 --regid=65534 --clear-groups cat /sys/kernel/tsq_probe/stats >/dev/null 2>&1"
+else
+	check_skip "an unprivileged user cannot read stats" "no setpriv"
+fi
+check "root reads stats" grep -q '^lost_wakeups ' /sys/kernel/tsq_probe/stats
+check "histograms ends with a whole line" bash -c "tail -c1 /sys/kernel/tsq_probe/histograms | od -An -c | grep -q '\\\\n'"
+modprobe -r tsq_probe
+
+# tsq-probe-stat on a fake sysfs directory: a device name with a double
+# quote and a backslash (both legal in interface names) and a cut file.
+fake=$res/fake
+mkdir -p "$fake"
+printf 'autocork 1\nlost_wakeups 0\ncork_hold_max_ns 10\n' >"$fake/stats"
+printf '%s\n' 'hist cork_hold_ns - max_ns 10 sum_ns 20' '8 16 2' \
+	'hist txc_ns a"b\c max_ns 10 sum_ns 20' '8 16 2' 'truncated 3' >"$fake/histograms"
+TSQ_PROBE_SYSFS=$fake "$cli" --prometheus >"$res/prom"
+TSQ_PROBE_SYSFS=$fake "$cli" >"$res/table"
+check "Prometheus label value escaped" grep -qF 'device="a\"b\\c",le=' "$res/prom"
+check "no unescaped quote in a label" bash -c "! grep -qF 'device=\"a\"b' '$res/prom'"
+check "Prometheus reports left-out histograms" grep -qx 'tsq_probe_histograms_truncated 3' "$res/prom"
+check "the table reports left-out histograms" grep -q '3 histograms left out' "$res/table"
+check "a truncated line is not read as a bucket" bash -c "! grep -q 'le=\"3e-09\"' '$res/prom'"
+
+# fault_ppm during init without fault_inject=1: refused.
+dmesg_mark
+modprobe tsq_probe test_fail_init=4 2>/dev/null &
+mp=$!
+wait_for 20 test -e /sys/module/tsq_probe/parameters/fault_ppm
+armed=no
+echo 500000 >/sys/module/tsq_probe/parameters/fault_ppm 2>/dev/null && armed=yes
+wait $mp
+check "fault_ppm refused while init runs without fault_inject=1" test "$armed" = no
+wait_for 10 test ! -e /sys/module/tsq_probe
+
+# The first injected fault taints the kernel and says so once.
+rr_setup
+modprobe tsq_probe fault_inject=1 recover=1 || fail "modprobe tsq_probe fault_inject=1"
+check "no taint message before a fault" bash -c "! dmesg | tail -n +$((_dmesg_lines + 1)) | grep -q 'kernel tainted'"
+echo 300000 >/sys/module/tsq_probe/parameters/fault_ppm
+rr_run "$res/rr" --requests 200 --rate 80 --conns 4 || fail "traffic"
+echo 0 >/sys/module/tsq_probe/parameters/fault_ppm
+check "faults were injected" cmp_num "$(tsq_stat faults_injected)" ">" 0
+check "kernel tainted (TAINT_TEST, bit 18)" \
+	bash -c "[ \$(( \$(cat /proc/sys/kernel/tainted) >> 18 & 1 )) = 1 ]"
+said() { dmesg | tail -n +"$((_dmesg_lines + 1))" | grep -c 'tsq_probe: fault injected.*kernel tainted'; }
+wait_for 5 cmp_num "$(said)" ">=" 1
+check "dmesg says so exactly once ($(said))" cmp_num "$(said)" "==" 1
+modprobe -r tsq_probe
+ksft_finish

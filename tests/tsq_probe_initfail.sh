@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A load that fails late leaves nothing behind.  Under traffic with faults
+# injected and recover=0 (every suspect goes to the check work and holds a
+# socket reference), test_fail_init=N (test-only) makes init fail at stage
+# N: 1 after the tcp_wfree probe, 2 after __dev_queue_xmit, 3 after
+# tcp_push, 4 after the sysfs files.  Each time: modprobe fails with one
+# "refusing to load" line, the module is gone, no kprobe is left, dmesg
+# is clean; at the end, once the traffic has stopped, every TCP socket
+# has been freed: the TCP slab holds no more objects than before the
+# traffic (a leaked reference keeps a socket allocated forever, while
+# sockstat's "alloc" drops at close whatever the references).
+. "$(dirname "$0")/lib.sh"
+require_tsq_probe
+require_disruptive "fault injection in tsq_probe"
+require_cmd tc
+
+# TCP sockets allocated: the slab's objects after flushing the per-CPU slabs.
+tcp_objs() {
+	echo 1 >/sys/kernel/slab/TCP/shrink 2>/dev/null
+	awk '{ print $1 }' /sys/kernel/slab/TCP/objects
+}
+[ -r /sys/kernel/slab/TCP/objects ] || skip "no /sys/kernel/slab/TCP (SLUB sysfs)"
+mount -t debugfs none /sys/kernel/debug 2>/dev/null
+no_probe_left() { ! grep -qs tsq_probe /sys/kernel/debug/kprobes/list; }
+
+rr_setup
+objs0=$(tcp_objs)
+res=$(mktemp -d)
+on_exit "rm -rf $res"
+ip netns exec "$NS_CLI" "$TOOLS_DIR/tailrr" client --server "$SRV_ADDR" --port "$RR_PORT" \
+	--closed --duration 600 --conns 8 >"$res/traffic" 2>&1 &
+traffic=$!
+on_exit "kill $traffic"
+
+queued_total=0
+for stage in 1 2 3 4; do
+	dmesg_mark
+	if modprobe tsq_probe fault_inject=1 fault_ppm=500000 recover=0 test_fail_init=$stage \
+		2>"$res/modprobe.$stage"; then
+		check "stage $stage: modprobe fails" false
+		modprobe -r tsq_probe
+		continue
+	fi
+	check "stage $stage: modprobe fails" true
+	lines=$(dmesg | tail -n +"$((_dmesg_lines + 1))" | grep -c 'tsq_probe: refusing to load')
+	check "stage $stage: one 'refusing to load' line in dmesg ($lines)" cmp_num "$lines" "==" 1
+	q=$(dmesg | tail -n +"$((_dmesg_lines + 1))" | sed -n 's/.*, \([0-9]*\) checks queued$/\1/p' | tail -1)
+	log "stage $stage: ${q:-?} checks were queued when init failed"
+	queued_total=$((queued_total + ${q:-0}))
+	check "stage $stage: module not loaded" test ! -e /sys/module/tsq_probe
+	check "stage $stage: no kprobe left" no_probe_left
+	check "stage $stage: dmesg clean" dmesg_clean
+done
+check "the error paths had checks (socket references) to undo ($queued_total)" \
+	cmp_num "$queued_total" ">" 0
+check "traffic still flowing" kill -0 "$traffic"
+kill "$traffic"
+wait "$traffic" 2>/dev/null
+freed() { cmp_num "$(tcp_objs)" "<=" "$objs0"; }
+wait_for 30 freed
+check "every TCP socket freed once the traffic stopped ($(tcp_objs) TCP objects, $objs0 before)" freed
+check "a normal load still works" modprobe tsq_probe
+modprobe -r tsq_probe
+ksft_finish
