@@ -216,7 +216,7 @@ check "local congestion is not counted as an ECE reduction" test "$e1" -eq "$e0"
 # bytes the cubic flows to port 5410 have had ACKed so far
 acked_5410() {
 	ip netns exec "$NS_CLI" ss -Htin dst "$SRV_ADDR" dport = :5410 |
-		sed -n 's/.*bytes_acked:\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }'
+		sed -n 's/.*bytes_acked:\([0-9]*\).*/\1/p' | sum_ints
 }
 progressed() { [ "$(acked_5410)" -gt "$1" ]; }
 if command -v iperf3 >/dev/null; then

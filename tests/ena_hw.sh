@@ -105,7 +105,7 @@ iperf3_ok() {
 }
 check "iperf3 to $PEER ran to the end" iperf3_ok
 
-tx_sum() { awk '$1 ~ /^queue_[0-9]+_tx_cnt$/ { s += $2 } END { print s + 0 }' "$1"; }
+tx_sum() { awk '$1 ~ /^queue_[0-9]+_tx_cnt:?$/ { print $2 }' "$1" | sum_ints; }
 before=$(tx_sum "$TMP/s.0")
 after=$(tx_sum "$last")
 log "TX packets over the run: $((after - before))"

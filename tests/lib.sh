@@ -204,6 +204,11 @@ kmsg_scan() {
 	}'
 }
 
+# sum_ints: the exact sum of the integers on stdin, one per line (0 for none).
+# mawk prints a sum above 2^31 as "1.18e+10" with "print s", which [ -gt ]
+# then refuses; "%.0f" stays exact up to 2^53.
+sum_ints() { awk '{ s += $1 } END { printf "%.0f\n", s }'; }
+
 # kmsg_last_seq: sequence number of the newest record (-1: empty log).
 kmsg_last_seq() {
 	awk -F'[,;]' '/^[0-9]+,[0-9]+,/ { s = $2 } END { print (s == "" ? -1 : s) }'
@@ -234,10 +239,18 @@ dmesg_clean() {
 
 # Kernel taint (/proc/sys/kernel/tainted), one letter per bit as in
 # Documentation/admin-guide/tainted-kernels.rst.  Our modules are
-# out-of-tree (O) and unsigned (E): expected.  Any other new flag -- W (a
+# out-of-tree (O) and unsigned (E): expected; so is what a program declares
+# with taint_expected.  Any other new flag -- W (a
 # WARN), D (an oops), L (soft lockup), K (live patch), ... -- is not.
 TAINT_LETTERS=PFSRMBUDAWCIOELKXTN
 TAINT_OK=${TAILFIX_TAINT_OK:-OE}
+
+# taint_expected PROG...: the letters the programs declare they set on
+# purpose, each in a header line "# taint-expected: LETTERS reason" (the
+# fault injection of tsq_probe taints TAINT_TEST, N, by design).
+taint_expected() {
+	sed -n 's/^# taint-expected: \([A-Z]*\).*/\1/p' "$@" 2>/dev/null | tr -d '\n'
+}
 
 taint_read() { cat "${TAILFIX_TAINT_FILE:-/proc/sys/kernel/tainted}" 2>/dev/null || echo 0; }
 

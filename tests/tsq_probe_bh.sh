@@ -9,6 +9,7 @@
 # reported: the test proves the path ran (txc_task), that the
 # flow recovers once the route is gone, and that dmesg stays clean (a
 # softirq spinning on the lock would show as a soft lockup or RCU stall).
+# taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
 . "$(dirname "$0")/lib.sh"
 require_tsq_probe
 require_disruptive "fault injection in tsq_probe"

@@ -9,8 +9,9 @@
 # Same request count, same guest, three runs:
 #   baseline   no fault: how many requests >= 30 ms emulation alone causes;
 #   recover=0  fault: stalls >= 30 ms appear and are counted as lost wake-ups;
-#   recover=1  fault: lost wake-ups are pushed, no more slow requests than
-#              the baseline.
+#   recover=1  fault: lost wake-ups are pushed; of the slow requests the
+#              fault added in recover=0, at most 5% remain.
+# taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
 . "$(dirname "$0")/lib.sh"
 require_disruptive "fault injection hits every TCP socket of the host"
 require_tsq_probe
@@ -63,6 +64,10 @@ check "lost wake-ups detected and recovered (recover=1)" \
 	cmp_num "$(kv "$res/r1.stats" recoveries)" ">" 0
 check "every lost wake-up was recovered" \
 	cmp_num "$(kv "$res/r1.stats" recoveries)" "==" "$(kv "$res/r1.stats" lost_wakeups)"
-check "recover=1: no more requests >= 30 ms than the no-fault baseline ($r1_slow vs $base_slow)" \
-	cmp_num "$r1_slow" "<=" "$base_slow"
+# Recovery must remove at least 95% of the slow requests the fault added
+# (r0 over the baseline): one emulator hiccup in r1 is not a failure, a
+# recovery that misses one lost wake-up in twenty is.
+limit=$((base_slow + (r0_slow - base_slow) / 20))
+check "recover=1: requests >= 30 ms at most baseline + 5% of what the fault added ($r1_slow vs $base_slow + ($r0_slow - $base_slow) / 20 = $limit)" \
+	cmp_num "$r1_slow" "<=" "$limit"
 ksft_finish

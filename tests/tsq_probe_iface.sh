@@ -9,6 +9,7 @@
 #    runs (test_fail_init holds init for two seconds);
 #  - the first injected fault taints the kernel (TAINT_TEST, bit 18) and
 #    says so once in dmesg.
+# taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
 . "$(dirname "$0")/lib.sh"
 require_tsq_probe
 require_disruptive "fault injection in tsq_probe"

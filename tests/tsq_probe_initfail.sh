@@ -10,6 +10,7 @@
 # has been freed: the TCP slab holds no more objects than before the
 # traffic (a leaked reference keeps a socket allocated forever, while
 # sockstat's "alloc" drops at close whatever the references).
+# taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
 . "$(dirname "$0")/lib.sh"
 require_tsq_probe
 require_disruptive "fault injection in tsq_probe"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Bad parameters are refused with one clear dmesg line and change nothing.
+# taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
 . "$(dirname "$0")/lib.sh"
 require_disruptive "fault injection and parameter changes hit every TCP socket of the host"
 require_tsq_probe

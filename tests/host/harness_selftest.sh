@@ -250,6 +250,23 @@ check "judge: run_tests.sh's own output is parsed, its failures counted" \
 	eval '! "$JUDGE" --allow "$TMP/allow" --expect "$rel/pass.sh $rel/skip.sh $rel/warn.sh $rel/wrap.sh $rel/taint.sh $rel/ourtaint.sh" tests:x k amd64 "$fake" >"$fake/j" &&
 		tail -1 "$fake/j" | grep -qx "RESULT k amd64 2 4 0"'
 
+# A flag a program declares it sets on purpose (tsq_probe's fault injection
+# taints N) passes that program; the same flag undeclared fails.
+mkt undeclared.sh "echo $((1 << 18)) >$TAILFIX_TAINT_FILE; exit 0"
+mkt declared.sh "# taint-expected: N (fixture)
+echo $((1 << 18)) >$TAILFIX_TAINT_FILE; exit 0"
+taint_run() {	# taint_run PROG KTAP-LINE: from an untainted kernel
+	echo 0 >"$TAILFIX_TAINT_FILE"
+	(cd "$TESTS_DIR" && ./run_tests.sh "$rel/$1") 2>&1 | grep -qx "$2"
+}
+check "run_tests: N set by a program that does not declare it fails" \
+	taint_run undeclared.sh "not ok 1 selftests: tailfix: $rel/undeclared.sh # exit=1"
+check "run_tests: N declared with '# taint-expected: N' passes" \
+	taint_run declared.sh "ok 1 selftests: tailfix: $rel/declared.sh"
+check "taint_expected: the fault-injecting tests declare N, tsq_probe_load.sh nothing" \
+	eval '[ "$(cd "$TESTS_DIR" && taint_expected tsq_probe_fault.sh)" = N ] &&
+		[ -z "$(cd "$TESTS_DIR" && taint_expected tsq_probe_load.sh)" ]'
+
 # ---- run.sh around a fake QEMU: results from the disk, cancel kills it ----
 fq=$TMP/fakeqemu
 mkdir -p "$fq/bin" "$fq/cache/amd64/t.root/boot" "$fq/res"

@@ -11,6 +11,7 @@
 #   kprobes_added/_same  registration seen in kprobes/list, by symbol
 #   counters_monotonic   empty reads fail, gauges excepted, ethtool's status
 #                        (ena_hw.sh on a fake ENA host)
+#   sum_ints             exact above 2^31 (mawk's "print s" is not)
 #   host/dkms_conf.sh    the "says why" check against fake prepare-source.sh
 . "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d)
@@ -241,4 +242,13 @@ says_why_passes() { ! says_why_fails "$@" && grep -q '^ok [0-9]* no ENA source: 
 check "dkms_conf.sh: the fake that says why (exit 1) passes it" says_why_passes good "$tmp/prep-good"
 check "mutant (old says_why pattern) passes on the missing script" bash -c \
 	"ENA_SRC=/nonexistent '$tmp/no/prepare-source.sh' --probe x 2>&1 | grep -qi 'ENA_SRC\\|source'"
+
+# ---- sum_ints ----------------------------------------------------------------------
+# Two flows' bytes_acked past 2^32 each: dctcp_fixed_safety.sh compares the
+# sum with [ -gt ], which refuses "1.18e+10".
+check "sum_ints: 6000000000 + 5800000000 = 11800000000" \
+	test "$(printf '6000000000\n5800000000\n' | sum_ints)" = 11800000000
+check "sum_ints: no input is 0" test "$(sum_ints </dev/null)" = 0
+check "mutant (awk print s + 0) gives what [ -gt ] refuses" bash -c \
+	"! [ \"\$(printf '6000000000\n5800000000\n' | mawk '{ s += \$1 } END { print s + 0 }')\" -gt 0 2>/dev/null"
 ksft_finish
