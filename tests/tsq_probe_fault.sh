@@ -32,9 +32,12 @@ on_exit "rm -rf $res"
 modprobe tsq_probe fault_inject=1 recover=0 || fail "modprobe tsq_probe fault_inject=1"
 on_exit "modprobe -r tsq_probe"
 
+echo 1 >/sys/kernel/tsq_probe/reset
 rr_measure "$res/base" "${LOAD[@]}" || fail "baseline run"
+cp /sys/kernel/tsq_probe/stats "$res/base.stats"
 base_slow=$(kv "$res/base" slow)
 log "baseline: $(tr '\n' ' ' <"$res/base")"
+log "baseline stats: $(tr '\n' ' ' <"$res/base.stats")"
 
 # faulty_run NAME RECOVER: the workload with 30% missed flags.
 faulty_run() {
@@ -73,4 +76,17 @@ check "recover=1: requests >= 30 ms at most baseline + max(2, 0.2% of $N) ($r1_s
 	cmp_num "$r1_slow" "<=" "$((base_slow + allow))"
 check "recover=1: at most 1/20 of the slow requests of recover=0 ($r1_slow x 20 vs $r0_slow)" \
 	cmp_num "$((r1_slow * 20))" "<=" "$r0_slow"
+
+# The backstop sees the symptom, whoever lost the wake-up: late cork
+# releases appear with the fault and no recovery, and recovery removes them
+# as it removes the slow requests.
+base_late=$(kv "$res/base.stats" late_cork_releases)
+r0_late=$(kv "$res/r0.stats" late_cork_releases)
+r1_late=$(kv "$res/r1.stats" late_cork_releases)
+check "late_cork_releases: baseline at most max(2, 0.2% of $N) ($base_late)" \
+	cmp_num "$base_late" "<=" "$allow"
+check "late_cork_releases: the fault without recovery shows them ($r0_late, baseline $base_late)" \
+	cmp_num "$r0_late" ">" "$((base_late + allow))"
+check "late_cork_releases: recovery removes them (recover=1: $r1_late x 20 vs $r0_late)" \
+	cmp_num "$((r1_late * 20))" "<=" "$r0_late"
 ksft_finish

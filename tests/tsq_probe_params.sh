@@ -25,6 +25,10 @@ check "fault_ppm not a number refused at load" \
 	refused_load "fault_ppm=lots refused" fault_inject=1 fault_ppm=lots
 check "recover not a bool refused at load" \
 	refused_load "invalid for parameter .recover" recover=banana
+check "late_cork_ms=0 refused at load" \
+	refused_load "late_cork_ms=0 refused: must be 1..1000" late_cork_ms=0
+check "late_cork_ms=1001 refused at load" \
+	refused_load "late_cork_ms=1001 refused" late_cork_ms=1001
 
 # refused_write FILE VALUE: the write fails and the value stays as it was.
 refused_write() {
@@ -37,6 +41,11 @@ check "fault_ppm refused at run time without fault_inject" refused_write $P/faul
 check "fault_inject is read-only at run time" refused_write $P/fault_inject 1
 check "recover=maybe refused" refused_write $P/recover maybe
 check "reset accepts only a true value" refused_write /sys/kernel/tsq_probe/reset 0
+check "late_cork_ms=0 refused at run time" refused_write $P/late_cork_ms 0
+check "late_cork_ms=abc refused at run time" refused_write $P/late_cork_ms abc
+late_ok() { echo 40 >$P/late_cork_ms && [ "$(cat $P/late_cork_ms)" = 40 ] &&
+	grep -qx "late_cork_ms 40" /sys/kernel/tsq_probe/stats && echo 20 >$P/late_cork_ms; }
+check "late_cork_ms=40 accepted, shown in stats" late_ok
 modprobe -r tsq_probe
 
 modprobe tsq_probe fault_inject=1 || fail "modprobe tsq_probe fault_inject=1"

@@ -127,6 +127,31 @@ static const struct kernel_param_ops fault_ppm_ops = {
 module_param_cb(fault_ppm, &fault_ppm_ops, &fault_ppm, 0644);
 MODULE_PARM_DESC(fault_ppm, "share of TX completions that miss TSQ_THROTTLED, in parts per million (0..1000000, needs fault_inject=1)");
 
+/*
+ * Corked data that waited this long with nothing of its socket below TCP
+ * before it left is a late cork release (see cork_stop()).
+ */
+static unsigned int late_cork_ms = 20;
+
+static int late_cork_ms_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (kstrtouint(val, 10, &v) || v < 1 || v > 1000) {
+		pr_err("late_cork_ms=%s refused: must be 1..1000 milliseconds\n", val);
+		return -EINVAL;
+	}
+	WRITE_ONCE(late_cork_ms, v);
+	return 0;
+}
+
+static const struct kernel_param_ops late_cork_ms_ops = {
+	.set = late_cork_ms_set,
+	.get = param_get_uint,
+};
+module_param_cb(late_cork_ms, &late_cork_ms_ops, &late_cork_ms, 0644);
+MODULE_PARM_DESC(late_cork_ms, "count a cork released after waiting this long with nothing below TCP (1..1000, default 20)");
+
 /* ---- statistics: per CPU, summed on read -------------------------------- */
 
 enum tsq_stat {
@@ -144,6 +169,7 @@ enum tsq_stat {
 	ST_CORK_EVICTED,	/* cork clocks overwritten before the data left */
 	ST_APP_HOLDS,		/* tcp_push() with MSG_MORE/TCP_NAGLE_CORK */
 	ST_TXC_TASK,		/* TX completions in task context, BH enabled */
+	ST_LATE_CORK,		/* corks released late with nothing below TCP */
 	ST_NR,
 };
 
@@ -162,6 +188,7 @@ static const char *const stat_names[ST_NR] = {
 	[ST_CORK_EVICTED]	= "cork_evicted",
 	[ST_APP_HOLDS]		= "app_holds",
 	[ST_TXC_TASK]		= "txc_task",
+	[ST_LATE_CORK]		= "late_cork_releases",
 };
 
 struct log2_hist {
@@ -316,6 +343,7 @@ static u64 txc_table[1 << TXC_BITS];
 
 struct cork_slot {
 	u64 key;	/* tag | time corked, 0: free */
+	u64 idle_ns;	/* since when nothing is below TCP, data sendable; 0: not */
 	u32 seq;	/* write_seq when corked: the data leaves once sent */
 };
 
@@ -361,7 +389,8 @@ static void cork_start(const struct sock *sk, u32 seq)
 	WRITE_ONCE(s->seq, seq);
 	if (old && (old & ~CORK_TIME_MASK) == tag)
 		return;		/* already corked: the clock keeps running */
-	/* The seq first: cork_stop() reads it after it has seen the key. */
+	WRITE_ONCE(s->idle_ns, 0);
+	/* seq and idle_ns first: cork_stop() reads them after the key. */
 	smp_wmb();
 	old = xchg(&s->key, tag | (ktime_get_ns() & CORK_TIME_MASK));
 	if (!old)
@@ -377,42 +406,48 @@ static void cork_stop(const struct sock *sk, u32 end_seq)
 	u64 tag = slot_hash(sk, CORK_BITS, &idx);
 	struct cork_slot *s = &cork_table[idx];
 	u64 w = READ_ONCE(s->key);
+	u64 idle, now;
 
 	if (!w || (w & ~CORK_TIME_MASK) != tag)
 		return;
 	/* The key before the seq: pairs with smp_wmb() in cork_start(). */
 	smp_rmb();
-	if (before(end_seq, READ_ONCE(s->seq)) || cmpxchg(&s->key, w, 0) != w)
+	idle = READ_ONCE(s->idle_ns);
+	if (before(end_seq, READ_ONCE(s->seq))) {
+		/* Part of it left: something is below TCP again. */
+		if (idle)
+			WRITE_ONCE(s->idle_ns, 0);
+		return;
+	}
+	if (cmpxchg(&s->key, w, 0) != w)
 		return;
 	atomic_dec(&corks_open);
+	now = ktime_get_ns();
 	stat_inc(ST_CORK_SAMPLES);
-	hist_add(HIST_CORK, (ktime_get_ns() - w) & CORK_TIME_MASK);
+	hist_add(HIST_CORK, (now - w) & CORK_TIME_MASK);
+	/*
+	 * The backstop: the data could have left when the last completion
+	 * emptied the socket, and did not for late_cork_ms.  Whatever lost the
+	 * wake-up (a missed TSQ_THROTTLED, a race this module does not know),
+	 * something else -- most often the peer's delayed ACK -- released it.
+	 */
+	if (idle && now - idle >= (u64)READ_ONCE(late_cork_ms) * NSEC_PER_MSEC)
+		stat_inc(ST_LATE_CORK);
 }
 
 /* ---- the stall predicate ------------------------------------------------ */
 
 /*
- * True when TCP holds data it would send right now but nothing will make it
- * do so: unsent data that cwnd, the peer's window, TCP_CORK and Nagle all
- * allow, no byte of the socket below TCP (no TX completion to come), no TSQ
- * push queued or deferred, and nothing else that will send it.  When in
- * doubt the answer is "not stalled": a missed recovery costs one delayed
- * ACK, a wrong one changes what goes on the wire.
- *
- * tcp_stall_hint() runs without the socket lock (probe handlers): it reads
- * socket scalars only, never the write queue, whose skbs the owner may free
- * at any moment.  @below is sk_wmem_alloc as it will be once the caller's
- * event is over (1 means empty: the socket keeps one unit).
+ * The scalar part of the hint: unsent data that the application released
+ * and that pacing, cwnd, the peer's window, Nagle and TSO deferral all let
+ * go now.  Lockless, socket scalars only.
  */
-static bool tcp_stall_hint(const struct sock *sk, int below)
+static bool tcp_sendable_hint(const struct sock *sk)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
-	unsigned long tsq = READ_ONCE(sk->sk_tsq_flags);
 	u32 write_seq, snd_nxt, unsent, mss, in_flight, cwnd, win;
 	u8 nonagle;
 
-	if (below > 1 || (tsq & (TSQF_QUEUED | TCPF_TSQ_DEFERRED)))
-		return false;
 	if (!((1 << READ_ONCE(sk->sk_state)) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT)))
 		return false;
 	write_seq = READ_ONCE(tp->write_seq);
@@ -460,6 +495,46 @@ static bool tcp_stall_hint(const struct sock *sk, int below)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * True when TCP holds data it would send right now but nothing will make it
+ * do so: unsent data that cwnd, the peer's window, TCP_CORK and Nagle all
+ * allow, no byte of the socket below TCP (no TX completion to come), no TSQ
+ * push queued or deferred, and nothing else that will send it.  When in
+ * doubt the answer is "not stalled": a missed recovery costs one delayed
+ * ACK, a wrong one changes what goes on the wire.
+ *
+ * tcp_stall_hint() runs without the socket lock (probe handlers): it reads
+ * socket scalars only, never the write queue, whose skbs the owner may free
+ * at any moment.  @below is sk_wmem_alloc as it will be once the caller's
+ * event is over (1 means empty: the socket keeps one unit).
+ */
+static bool tcp_stall_hint(const struct sock *sk, int below)
+{
+	unsigned long tsq = READ_ONCE(sk->sk_tsq_flags);
+
+	if (below > 1 || (tsq & (TSQF_QUEUED | TCPF_TSQ_DEFERRED)))
+		return false;
+	return tcp_sendable_hint(sk);
+}
+
+/*
+ * A completion of sk left nothing below TCP: if it is corked and its data
+ * could go now, start the clock cork_stop() judges (the first such moment
+ * of the cork; a later one does not move it).
+ */
+static void cork_idle(const struct sock *sk)
+{
+	unsigned int idx;
+	u64 tag = slot_hash(sk, CORK_BITS, &idx);
+	struct cork_slot *s = &cork_table[idx];
+	u64 w = READ_ONCE(s->key);
+
+	if (!w || (w & ~CORK_TIME_MASK) != tag || READ_ONCE(s->idle_ns) ||
+	    !tcp_sendable_hint(sk))
+		return;
+	WRITE_ONCE(s->idle_ns, ktime_get_ns() | 1);
 }
 
 /* The full check, under the socket lock: the hint plus the write queue. */
@@ -759,6 +834,7 @@ static int wfree_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct sk_buff *skb = (struct sk_buff *)regs_get_kernel_argument(regs, 0);
 	struct sock *sk = skb->sk;
+	int below;
 
 	txc_complete(skb);
 	if (!in_interrupt())
@@ -769,8 +845,10 @@ static int wfree_pre(struct kprobe *p, struct pt_regs *regs)
 
 	/* Re-read the flag after a full barrier, as tcp_push() must have. */
 	smp_mb();
-	if (!test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags) &&
-	    tcp_stall_hint(sk, refcount_read(&sk->sk_wmem_alloc) - skb->truesize))
+	below = refcount_read(&sk->sk_wmem_alloc) - skb->truesize;
+	if (below <= 1 && atomic_read(&corks_open))
+		cork_idle(sk);
+	if (!test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags) && tcp_stall_hint(sk, below))
 		wfree_suspect(sk);
 	return 0;
 }
@@ -845,6 +923,7 @@ static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr, cha
 			     probes_missed_raw() - READ_ONCE(missed_base));
 	len += sysfs_emit_at(buf, len, "recover %d\n", READ_ONCE(recover));
 	len += sysfs_emit_at(buf, len, "fault_ppm %u\n", READ_ONCE(fault_ppm));
+	len += sysfs_emit_at(buf, len, "late_cork_ms %u\n", READ_ONCE(late_cork_ms));
 	return len;
 }
 
