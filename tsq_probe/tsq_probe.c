@@ -46,6 +46,8 @@
 #include <linux/delay.h>
 #include <linux/hash.h>
 #include <linux/hrtimer.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/irq_work.h>
 #include <linux/kallsyms.h>
 #include <linux/kobject.h>
@@ -73,7 +75,7 @@
 #endif
 
 #define HIST_BUCKETS	40	/* log2 of nanoseconds: up to ~550 s */
-#define MAX_DEVS	8	/* per-device TX-completion histograms */
+#define MAX_DEVS	16	/* per-device TX-completion histograms */
 #define TXC_BITS	12	/* skbs waiting for their completion */
 #define CORK_BITS	8	/* sockets with corked data */
 #define CHECK_SLOTS	64	/* sockets waiting for a check under lock */
@@ -170,6 +172,9 @@ enum tsq_stat {
 	ST_APP_HOLDS,		/* tcp_push() with MSG_MORE/TCP_NAGLE_CORK */
 	ST_TXC_TASK,		/* TX completions in task context, BH enabled */
 	ST_LATE_CORK,		/* corks released late with nothing below TCP */
+	ST_TXC_SW_GSO,		/* skbs left untimed: software GSO segments them */
+	ST_CORK_EXPIRED,	/* cork clocks restarted: stale, or a new socket */
+	ST_DEV_SLOTS_FULL,	/* TX stamps without a device: every slot taken */
 	ST_NR,
 };
 
@@ -189,6 +194,9 @@ static const char *const stat_names[ST_NR] = {
 	[ST_APP_HOLDS]		= "app_holds",
 	[ST_TXC_TASK]		= "txc_task",
 	[ST_LATE_CORK]		= "late_cork_releases",
+	[ST_TXC_SW_GSO]		= "txc_sw_gso",
+	[ST_CORK_EXPIRED]	= "cork_expired",
+	[ST_DEV_SLOTS_FULL]	= "dev_slots_full",
 };
 
 struct log2_hist {
@@ -258,53 +266,100 @@ static void hist_read(int h, struct log2_hist *out)
 	}
 }
 
-/* One TX-completion histogram per device, claimed on first use. */
+/*
+ * One TX-completion histogram per device, claimed on first use and freed
+ * when the device is unregistered (tsq_netdev_event()), so that a host whose
+ * containers come and go with their veths does not run out of slots.
+ */
 struct dev_hist {
 	const struct net *net;		/* identity only, never dereferenced */
-	int ifindex;
+	int ifindex;			/* 0: free; published last on claim */
 	char name[IFNAMSIZ];
 };
 
 static struct dev_hist dev_hists[MAX_DEVS];
 static atomic_t dev_hists_used;
-static DEFINE_SPINLOCK(dev_hists_lock);
+static DEFINE_SPINLOCK(dev_hists_lock);	/* claims, frees and names */
+
+static int dev_hist_find(const struct net *net, int ifindex)
+{
+	int i;
+
+	for (i = 0; i < MAX_DEVS; i++) {
+		/* ifindex first: pairs with smp_store_release() in dev_hist_get(). */
+		if (smp_load_acquire(&dev_hists[i].ifindex) == ifindex &&
+		    READ_ONCE(dev_hists[i].net) == net)
+			return i;
+	}
+	return -1;
+}
 
 /*
  * Index of dev's histogram, or -1.  Lock-free for every packet after a
- * device's first: the entries below dev_hists_used are never written again
- * (published with a release, read with an acquire).  The lock is taken only
- * to claim a new entry, at most MAX_DEVS times per load.
+ * device's first; the lock is taken only to claim a free slot.  A sample in
+ * flight when its device's slot is freed and claimed again lands in the new
+ * device's histogram: one sample off, nothing else.
  */
 static int dev_hist_get(const struct net_device *dev)
 {
 	const struct net *net = dev_net(dev);
-	int i, n = atomic_read_acquire(&dev_hists_used);
 	unsigned long flags;
+	int i, cpu;
 
-	for (i = 0; i < n; i++)
-		if (dev_hists[i].ifindex == dev->ifindex && dev_hists[i].net == net)
-			return i;
-	if (n == MAX_DEVS)
+	i = dev_hist_find(net, dev->ifindex);
+	if (i >= 0)
+		return i;
+	if (atomic_read(&dev_hists_used) >= MAX_DEVS) {
+		stat_inc(ST_DEV_SLOTS_FULL);
 		return -1;
-
+	}
 	spin_lock_irqsave(&dev_hists_lock, flags);
-	n = atomic_read(&dev_hists_used);
-	for (i = 0; i < n; i++)
-		if (dev_hists[i].ifindex == dev->ifindex && dev_hists[i].net == net)
-			goto out;
-	if (n == MAX_DEVS) {
+	i = dev_hist_find(net, dev->ifindex);
+	if (i >= 0)
+		goto out;
+	for (i = 0; i < MAX_DEVS && dev_hists[i].ifindex; i++)
+		;
+	if (i == MAX_DEVS) {
+		stat_inc(ST_DEV_SLOTS_FULL);
 		i = -1;
 		goto out;
 	}
-	dev_hists[n].net = net;
-	dev_hists[n].ifindex = dev->ifindex;
-	strscpy(dev_hists[n].name, dev->name, IFNAMSIZ);
-	atomic_set_release(&dev_hists_used, n + 1);
-	i = n;
+	for_each_possible_cpu(cpu)
+		memset(&per_cpu_ptr(&tsq_pcpu, cpu)->hist[i], 0, sizeof(struct log2_hist));
+	WRITE_ONCE(dev_hists[i].net, net);
+	strscpy(dev_hists[i].name, dev->name, IFNAMSIZ);
+	atomic_inc(&dev_hists_used);
+	/* net and name before ifindex: dev_hist_find() matches on it. */
+	smp_store_release(&dev_hists[i].ifindex, dev->ifindex);
 out:
 	spin_unlock_irqrestore(&dev_hists_lock, flags);
 	return i;
 }
+
+/* A device goes (or moves to another namespace): free its slot. */
+static int tsq_netdev_event(struct notifier_block *nb, unsigned long event, void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+	unsigned long flags;
+	int i;
+
+	if (event != NETDEV_UNREGISTER && event != NETDEV_CHANGENAME)
+		return NOTIFY_DONE;
+	spin_lock_irqsave(&dev_hists_lock, flags);
+	i = dev_hist_find(dev_net(dev), dev->ifindex);
+	if (i >= 0 && event == NETDEV_CHANGENAME) {
+		strscpy(dev_hists[i].name, dev->name, IFNAMSIZ);
+	} else if (i >= 0) {
+		WRITE_ONCE(dev_hists[i].ifindex, 0);
+		atomic_dec(&dev_hists_used);
+	}
+	spin_unlock_irqrestore(&dev_hists_lock, flags);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block tsq_netdev_nb = {
+	.notifier_call = tsq_netdev_event,
+};
 
 /* ---- per-skb and per-socket clocks, lock-free --------------------------- */
 
@@ -350,16 +405,38 @@ struct cork_slot {
 static struct cork_slot cork_table[1 << CORK_BITS];
 static atomic_t corks_open;
 
-static void txc_stamp(const struct sk_buff *skb, const struct net_device *dev)
+/*
+ * The same skb a second time within this long is a stacked device (bridge,
+ * vlan, bond, tunnel over veth...) passing it down: its clock keeps running
+ * from the upper device, and the lower one, which completes it, owns it.
+ */
+#define TXC_RESTACK_NS	NSEC_PER_SEC
+
+static void txc_stamp(struct sk_buff *skb, struct net_device *dev)
 {
 	unsigned int idx;
 	u64 tag = slot_hash(skb, TXC_BITS, &idx);
-	int dh = dev_hist_get(dev);
+	u64 old = READ_ONCE(txc_table[idx]);
+	u64 t = ktime_get_ns() & TXC_TIME_MASK;
+	bool same = old && (old & ~((1ULL << SLOT_TAG_SHIFT) - 1)) == tag;
+	int dh;
 
-	if (READ_ONCE(txc_table[idx]))
+	/*
+	 * Software GSO (a device without the offload): the segments, which
+	 * take over the destructor, complete; this skb never does.
+	 */
+	if (skb_is_gso(skb) && netif_needs_gso(skb, netif_skb_features(skb))) {
+		stat_inc(ST_TXC_SW_GSO);
+		if (same)
+			cmpxchg(&txc_table[idx], old, 0);
+		return;
+	}
+	if (same && ((t - old) & TXC_TIME_MASK) < TXC_RESTACK_NS)
+		t = old & TXC_TIME_MASK;
+	else if (old)
 		stat_inc(ST_TXC_EVICTED);
-	WRITE_ONCE(txc_table[idx], tag | ((u64)(dh + 1) << TXC_DEV_SHIFT) |
-				   (ktime_get_ns() & TXC_TIME_MASK));
+	dh = dev_hist_get(dev);
+	WRITE_ONCE(txc_table[idx], tag | ((u64)(dh + 1) << TXC_DEV_SHIFT) | t);
 }
 
 static void txc_complete(const struct sk_buff *skb)
@@ -378,6 +455,8 @@ static void txc_complete(const struct sk_buff *skb)
 		hist_add(dh, (ktime_get_ns() - w) & TXC_TIME_MASK);
 }
 
+#define CORK_EXPIRE_NS	(10 * NSEC_PER_SEC)
+
 /* tcp_push() return (the socket owned by the caller) corked up to seq. */
 static void cork_start(const struct sock *sk, u32 seq)
 {
@@ -385,14 +464,28 @@ static void cork_start(const struct sock *sk, u32 seq)
 	u64 tag = slot_hash(sk, CORK_BITS, &idx);
 	struct cork_slot *s = &cork_table[idx];
 	u64 old = READ_ONCE(s->key);
+	u64 now = ktime_get_ns();
 
+	if (old && (old & ~CORK_TIME_MASK) == tag) {
+		/*
+		 * Already corked: the clock keeps running.  Unless it is
+		 * stale: TCP sockets are SLAB_TYPESAFE_BY_RCU, so a new socket
+		 * may sit where one that closed corked did (its write_seq
+		 * starts anywhere), and a clock older than CORK_EXPIRE_NS
+		 * measures nothing useful.
+		 */
+		if (!before(seq, READ_ONCE(s->seq)) &&
+		    ((now - old) & CORK_TIME_MASK) < CORK_EXPIRE_NS) {
+			WRITE_ONCE(s->seq, seq);
+			return;
+		}
+		stat_inc(ST_CORK_EXPIRED);
+	}
 	WRITE_ONCE(s->seq, seq);
-	if (old && (old & ~CORK_TIME_MASK) == tag)
-		return;		/* already corked: the clock keeps running */
 	WRITE_ONCE(s->idle_ns, 0);
 	/* seq and idle_ns first: cork_stop() reads them after the key. */
 	smp_wmb();
-	old = xchg(&s->key, tag | (ktime_get_ns() & CORK_TIME_MASK));
+	old = xchg(&s->key, tag | (now & CORK_TIME_MASK));
 	if (!old)
 		atomic_inc(&corks_open);
 	else if ((old & ~CORK_TIME_MASK) != tag)
@@ -744,6 +837,25 @@ static struct kretprobe push_probe = {
 
 static unsigned long tcp_wfree_addr;
 
+/*
+ * Is the transport header the TCP header of skb's own segment?  Not after
+ * a UDP tunnel (VXLAN, Geneve...) encapsulated it: the outer IP header
+ * says UDP, and its transport header is the tunnel's.
+ */
+static bool skb_tcp_headers(const struct sk_buff *skb)
+{
+	/* TCP set the transport header, IP the network header before it. */
+	if (!skb_transport_header_was_set(skb))
+		return false;
+	switch (skb->protocol) {
+	case htons(ETH_P_IP):
+		return ip_hdr(skb)->protocol == IPPROTO_TCP;
+	case htons(ETH_P_IPV6):
+		return ipv6_hdr(skb)->nexthdr == IPPROTO_TCP;
+	}
+	return false;
+}
+
 static int xmit_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct sk_buff *skb = (struct sk_buff *)regs_get_kernel_argument(regs, 0);
@@ -753,7 +865,7 @@ static int xmit_pre(struct kprobe *p, struct pt_regs *regs)
 	if ((unsigned long)skb->destructor != tcp_wfree_addr || !skb->sk)
 		return 0;
 	txc_stamp(skb, skb->dev);
-	if (!atomic_read(&corks_open) || !skb_transport_header_was_set(skb))
+	if (!atomic_read(&corks_open) || !skb_tcp_headers(skb))
 		return 0;
 	th = tcp_hdr(skb);
 	payload = skb->len - skb_transport_offset(skb) - th->doff * 4;
@@ -952,18 +1064,27 @@ static int hist_format(char *out, size_t size, const char *name, const char *dev
  */
 static ssize_t histograms_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
-	int i, n = atomic_read_acquire(&dev_hists_used);
-	int len = 0, one, left_out = 0;
+	int i, len = 0, one, left_out = 0;
+	char name[IFNAMSIZ];
+	unsigned long flags;
+	bool used;
 	char *tmp;
 
 	tmp = kmalloc(PAGE_SIZE, GFP_KERNEL);
 	if (!tmp)
 		return -ENOMEM;
-	for (i = -1; i < n; i++) {
-		if (i < 0)
+	for (i = -1; i < MAX_DEVS; i++) {
+		if (i < 0) {
 			one = hist_format(tmp, PAGE_SIZE, "cork_hold_ns", "-", HIST_CORK);
-		else
-			one = hist_format(tmp, PAGE_SIZE, "txc_ns", dev_hists[i].name, i);
+		} else {
+			spin_lock_irqsave(&dev_hists_lock, flags);
+			used = dev_hists[i].ifindex;
+			strscpy(name, dev_hists[i].name, IFNAMSIZ);
+			spin_unlock_irqrestore(&dev_hists_lock, flags);
+			if (!used)
+				continue;
+			one = hist_format(tmp, PAGE_SIZE, "txc_ns", name, i);
+		}
 		if (len + one > PAGE_SIZE - HIST_TRAILER) {
 			left_out++;
 			continue;
@@ -1054,12 +1175,18 @@ static int __init tsq_probe_init(void)
 		return -ENOMEM;
 	}
 
+	ret = register_netdevice_notifier(&tsq_netdev_nb);
+	if (ret) {
+		pr_err("refusing to load: cannot register a netdevice notifier (%d)\n", ret);
+		goto err_wq;
+	}
+
 	/* tcp_wfree first: its address tells __dev_queue_xmit which skbs to time. */
 	ret = register_kprobe(&wfree_probe);
 	if (ret) {
 		pr_err("refusing to load: cannot probe tcp_wfree (%d: missing, inlined or blacklisted)\n",
 		       ret);
-		goto err_wq;
+		goto err_notifier;
 	}
 	ret = resolve_tcp_wfree();
 	if (ret) {
@@ -1115,6 +1242,8 @@ err_xmit:
 	unregister_kprobe(&xmit_probe);
 err_wfree:
 	unregister_kprobe(&wfree_probe);
+err_notifier:
+	unregister_netdevice_notifier(&tsq_netdev_nb);
 err_wq:
 	/* The probes are gone: undo what their handlers queued. */
 	stop_checks(false);
@@ -1129,6 +1258,7 @@ static void __exit tsq_probe_exit(void)
 	unregister_kretprobe(&push_probe);
 	unregister_kprobe(&xmit_probe);
 	unregister_kprobe(&wfree_probe);
+	unregister_netdevice_notifier(&tsq_netdev_nb);
 	stop_checks(true);
 	pr_info("unloaded: %llu lost wake-ups, %llu recoveries\n",
 		stat_sum(ST_LOST_WAKEUPS), stat_sum(ST_RECOVERIES));
