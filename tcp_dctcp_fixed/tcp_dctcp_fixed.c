@@ -84,6 +84,12 @@ static bool dctcpf_ecn_rfc3168(const struct tcp_sock *tp)
 }
 #endif
 
+#ifdef DCTCPF_HAVE_PLB
+#define DCTCPF_PLB	"supported"
+#else
+#define DCTCPF_PLB	"not in this kernel"
+#endif
+
 /* Per-socket state, kept in icsk_ca_priv. */
 struct dctcpf {
 	u64 ece_mstamp;		/* tp->tcp_mstamp of the last ACK with ECE */
@@ -96,6 +102,9 @@ struct dctcpf {
 	u8 ce_run;		/* CE state of the current run of segments */
 	u8 ece_valid;		/* ece_mstamp is set */
 	u8 ece_cwr;		/* the current CWR episode was caused by ECE */
+#ifdef DCTCPF_HAVE_PLB
+	struct tcp_plb_state plb;	/* Protective Load Balancing (6.2+) */
+#endif
 };
 
 /* ---- tunables -------------------------------------------------------- */
@@ -311,6 +320,9 @@ static void dctcpf_init(struct sock *sk)
 	ca->alpha = min(READ_ONCE(alpha_on_init), DCTCPF_ALPHA_ONE);
 	ca->run_end = tp->rcv_nxt;
 	dctcpf_window_start(tp, ca);
+#ifdef DCTCPF_HAVE_PLB
+	tcp_plb_init(sk, &ca->plb);
+#endif
 }
 
 /*
@@ -355,6 +367,20 @@ static void dctcpf_in_ack(struct sock *sk, u32 flags)
 	}
 	/* get_info() reads alpha without the socket lock */
 	WRITE_ONCE(ca->alpha, alpha);
+#ifdef DCTCPF_HAVE_PLB
+	/*
+	 * PLB, as in-tree dctcp feeds it: the window's marked share in
+	 * TCP_PLB_SCALE bits; after net.ipv4.tcp_plb_rehash_rounds congested
+	 * rounds the core rehashes the flow onto another path.  The sysctls
+	 * (net.ipv4.tcp_plb_enabled, off by default) decide; nothing happens
+	 * without them.
+	 */
+	if (delivered) {
+		tcp_plb_update_state(sk, &ca->plb,
+				     (int)div_u64((u64)marked << TCP_PLB_SCALE, delivered));
+		tcp_plb_check_rehash(sk, &ca->plb);
+	}
+#endif
 	dctcpf_window_start(tp, ca);
 }
 
@@ -500,6 +526,8 @@ static void dctcpf_tx_start(struct sock *sk)
 
 static void dctcpf_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
 {
+	struct dctcpf *ca __maybe_unused = inet_csk_ca(sk);
+
 	switch (ev) {
 	case CA_EVENT_ECN_IS_CE:
 		dctcpf_ce_seen(sk, true);
@@ -511,6 +539,9 @@ static void dctcpf_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
 		dctcpf_tx_start(sk);
 		break;
 	case CA_EVENT_LOSS:
+#ifdef DCTCPF_HAVE_PLB
+		tcp_plb_update_state_upon_rto(sk, &ca->plb);
+#endif
 		dctcpf_loss(sk);
 		break;
 	default:
@@ -597,6 +628,8 @@ static int __init dctcpf_register(void)
 		       dctcpf_ops.name, err);
 		goto remove;
 	}
+	pr_info("version %s loaded; Protective Load Balancing (net.ipv4.tcp_plb_*): %s\n",
+		TAILFIX_VERSION, DCTCPF_PLB);
 	return 0;
 
 remove:
