@@ -83,6 +83,22 @@ arm64_headers() {
 	done
 }
 
+# promtool, the Prometheus metrics checker, taken out of Debian's prometheus
+# package into $TAILFIX_CACHE/promtool: installing the package would also
+# install and start a Prometheus server, which a build host does not want.
+promtool_fetch() {
+	local dir=$cache/promtool
+	[ -x "$dir/usr/bin/promtool" ] && return 0
+	command -v promtool >/dev/null && return 0
+	echo "deps.sh: promtool (from the prometheus package, not installed)"
+	mkdir -p "$dir"
+	(cd "$dir" && rm -f prometheus_*.deb &&
+		apt-get download -q -o APT::Sandbox::User=root prometheus >/dev/null &&
+		dpkg-deb --fsys-tarfile prometheus_*.deb | tar -x ./usr/bin/promtool &&
+		rm -f prometheus_*.deb) || { echo "deps.sh: could not fetch promtool" >&2; exit 1; }
+}
+
 apt_install $want
 case ${1:-check} in check|full|arm64-headers) arm64_headers ;; esac
+case ${1:-check} in check|full) promtool_fetch ;; esac
 exit 0

@@ -26,6 +26,9 @@ hist txc_ns eth0 max_ns 3000000 sum_ns 1100000000
 1048576 2097151 1000
 2097152 4194303 1
 hist txc_ns eth1 max_ns 0 sum_ns 0
+hist txc_ns veth-a"b max_ns 9000 sum_ns 30000
+4096 8191 3
+8192 16383 1
 EOF
 
 # run NAME [args...]: the CLI on the fixture; output in $tmp/NAME.out and
@@ -94,6 +97,23 @@ buckets_ok() {
 check "--prometheus: cumulative buckets, +Inf equals _count, 3 series" buckets_ok prom
 check "--prometheus: eth0 +Inf bucket is 1001" \
 	grep -q '^tsq_probe_tx_completion_seconds_bucket{device="eth0",le="+Inf"} 1001$' "$tmp/prom.out"
+
+# A real parser: promtool (Debian's prometheus package; scripts/deps.sh
+# check puts it in the cache) on the populated multi-device histograms,
+# a device name with a quote included.
+PROMTOOL=$(command -v promtool || echo "${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}/promtool/usr/bin/promtool")
+if [ -x "$PROMTOOL" ]; then
+	promtool_ok() { "$PROMTOOL" check metrics <"$tmp/$1.out" >"$tmp/$1.promtool" 2>&1 || { sed 's/^/# promtool: /' "$tmp/$1.promtool"; return 1; }; }
+	check "--prometheus: promtool check metrics accepts the output" promtool_ok prom
+	check "--prometheus: the quoted device name is escaped" \
+		grep -q 'device="veth-a\\"b"' "$tmp/prom.out"
+	# The mutant: a label value with its quote unescaped.
+	sed 's/veth-a\\"b/veth-a"b/' "$tmp/prom.out" >"$tmp/mutant-label.out"
+	check "mutant (unescaped quote in a label) fails promtool" bash -c \
+		"! '$PROMTOOL' check metrics <'$tmp/mutant-label.out' >/dev/null 2>&1"
+else
+	check_skip "--prometheus: promtool check metrics" "promtool not found (scripts/deps.sh check fetches it)"
+fi
 
 # The mutant: percentiles from the lower bound of the bucket.
 sed 's/{ nb++; hi\[nb\] = \$2; cnt\[nb\] = \$3 }/{ nb++; hi[nb] = $1; cnt[nb] = $3 }/' "$CLI" >"$tmp/mutant"
