@@ -1,7 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# deps.sh [build|check|full|arm64-headers]: install with apt what that job
-# needs.  Already-installed packages are not fetched again.
+# deps.sh [build|check|full|demo|bench|arm64-headers]: install with apt what
+# that job needs, and nothing more: `make demo` and `make bench` boot one amd64
+# guest and need neither the arm64 tool chain nor the kernel sources (the
+# guest builds what it runs through DKMS; without a kernel source ena is left
+# out of it, which neither uses).  Already-installed packages are not
+# fetched again; apt's own progress lines are shown.
 #   arm64-headers: also the arm64 cloud kernel headers of the matrix (6.1 and
 #   6.12, ABI from Debian's meta packages), unpacked under
 #   $TAILFIX_CACHE/arm64/headers with their kbuild helpers pointed at the
@@ -16,13 +20,16 @@ ca-certificates"
 # The arm64 guest (6.1 in quick mode) is part of `make check`: a qemu-user
 # chroot builds its image and runs its DKMS install, qemu-system boots it.
 arm64="qemu-system-arm qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
+guest="build-essential make gcc kmod xz-utils qemu-system-x86 debootstrap e2fsprogs rsync
+iproute2 gnuplot-nox ca-certificates"
 cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
 case ${1:-check} in
 build) want=$build ;;
 check) want="$check $arm64" ;;
 full) want="$check $arm64" ;;
+demo | bench) want=$guest ;;
 arm64-headers) want="$build $arm64" ;;
-*) echo "deps.sh: build|check|full|arm64-headers" >&2; exit 2 ;;
+*) echo "deps.sh: build|check|full|demo|bench|arm64-headers" >&2; exit 2 ;;
 esac
 
 # apt_install PKG...: install what is missing.
@@ -32,10 +39,12 @@ apt_install() {
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
-	echo "deps.sh: installing ${missing[*]}"
+	echo "deps.sh: installing ${#missing[@]} packages with apt (a few minutes on a fresh machine): ${missing[*]}"
 	[ "$(id -u)" -eq 0 ] || { echo "deps.sh: run as root (or: sudo apt-get install ${missing[*]})" >&2; exit 1; }
 	apt-get update -q >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" |
+		grep --line-buffered -E '^(Get:|Setting up )' | sed -u 's/^/deps.sh: apt: /'
+	[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "deps.sh: apt-get install failed" >&2; exit 1; }
 }
 
 # dep_of PKG [REGEX]: the first package PKG depends on (matching REGEX), as

@@ -76,7 +76,7 @@ trap 'echo "check.sh: terminated"; exit 143' TERM
 trap 'exit 129' HUP
 
 deps=check
-[ "$mode" = full ] && deps=full
+case $mode in full | demo | bench) deps=$mode ;; esac
 scripts/deps.sh "$deps" || exit 1
 
 total_p=0 total_f=0 total_s=0
