@@ -205,7 +205,11 @@ struct log2_hist {
 	u64 sum_ns;
 };
 
-#define HIST_CORK	MAX_DEVS	/* index of the cork-hold histogram */
+/* After the device histograms: */
+#define HIST_CORK	MAX_DEVS	/* autocork until the data left */
+#define HIST_WAKE	(MAX_DEVS + 1)	/* could leave (last completion) until it left */
+#define HIST_RECOVERY	(MAX_DEVS + 2)	/* ... for the corks tsq_probe pushed */
+#define HIST_NR		(MAX_DEVS + 3)
 
 /*
  * Everything a probe hit writes lives here, on its own CPU.  this_cpu_*()
@@ -214,7 +218,7 @@ struct log2_hist {
  */
 struct tsq_pcpu {
 	u64 stat[ST_NR];
-	struct log2_hist hist[MAX_DEVS + 1];	/* devices, then cork hold */
+	struct log2_hist hist[HIST_NR];	/* devices, then the cork histograms */
 };
 
 static DEFINE_PER_CPU_ALIGNED(struct tsq_pcpu, tsq_pcpu);
@@ -400,6 +404,7 @@ struct cork_slot {
 	u64 key;	/* tag | time corked, 0: free */
 	u64 idle_ns;	/* since when nothing is below TCP, data sendable; 0: not */
 	u32 seq;	/* write_seq when corked: the data leaves once sent */
+	u32 recovered;	/* tsq_probe pushed it (a lost wake-up recovered) */
 };
 
 static struct cork_slot cork_table[1 << CORK_BITS];
@@ -483,6 +488,7 @@ static void cork_start(const struct sock *sk, u32 seq)
 	}
 	WRITE_ONCE(s->seq, seq);
 	WRITE_ONCE(s->idle_ns, 0);
+	WRITE_ONCE(s->recovered, 0);
 	/* seq and idle_ns first: cork_stop() reads them after the key. */
 	smp_wmb();
 	old = xchg(&s->key, tag | (now & CORK_TIME_MASK));
@@ -499,13 +505,15 @@ static void cork_stop(const struct sock *sk, u32 end_seq)
 	u64 tag = slot_hash(sk, CORK_BITS, &idx);
 	struct cork_slot *s = &cork_table[idx];
 	u64 w = READ_ONCE(s->key);
-	u64 idle, now;
+	u64 idle, now, wait;
+	u32 recovered;
 
 	if (!w || (w & ~CORK_TIME_MASK) != tag)
 		return;
 	/* The key before the seq: pairs with smp_wmb() in cork_start(). */
 	smp_rmb();
 	idle = READ_ONCE(s->idle_ns);
+	recovered = READ_ONCE(s->recovered);
 	if (before(end_seq, READ_ONCE(s->seq))) {
 		/* Part of it left: something is below TCP again. */
 		if (idle)
@@ -524,8 +532,29 @@ static void cork_stop(const struct sock *sk, u32 end_seq)
 	 * wake-up (a missed TSQ_THROTTLED, a race this module does not know),
 	 * something else -- most often the peer's delayed ACK -- released it.
 	 */
-	if (idle && now - idle >= (u64)READ_ONCE(late_cork_ms) * NSEC_PER_MSEC)
+	if (!idle)
+		return;
+	wait = now - idle;
+	hist_add(HIST_WAKE, wait);
+	if (recovered)
+		hist_add(HIST_RECOVERY, wait);
+	if (wait >= (u64)READ_ONCE(late_cork_ms) * NSEC_PER_MSEC)
 		stat_inc(ST_LATE_CORK);
+}
+
+/*
+ * tsq_probe is about to push sk's corked data (a lost wake-up recovered):
+ * its release counts in the recovery-delay histogram.
+ */
+static void cork_recovering(const struct sock *sk)
+{
+	unsigned int idx;
+	u64 tag = slot_hash(sk, CORK_BITS, &idx);
+	struct cork_slot *s = &cork_table[idx];
+	u64 w = READ_ONCE(s->key);
+
+	if (w && (w & ~CORK_TIME_MASK) == tag)
+		WRITE_ONCE(s->recovered, 1);
 }
 
 /* ---- the stall predicate ------------------------------------------------ */
@@ -721,10 +750,12 @@ static void check_stalled(struct sock *sk)
 	if (stalled) {
 		stat_inc(ST_LOST_WAKEUPS);
 		if (READ_ONCE(recover) &&
-		    !test_and_set_bit(TCP_TSQ_DEFERRED, &sk->sk_tsq_flags))
+		    !test_and_set_bit(TCP_TSQ_DEFERRED, &sk->sk_tsq_flags)) {
 			sock_hold(sk);	/* dropped by tcp_release_cb() */
-		else
+			cork_recovering(sk);
+		} else {
 			stalled = false;
+		}
 	}
 	snd_nxt = tp->snd_nxt;
 	/* release_sock() runs tcp_release_cb(): the TSQ tasklet's push. */
@@ -913,6 +944,7 @@ static bool leave_push_to_owner(struct sock *sk)
 	if (owned && !test_and_set_bit(TCP_TSQ_DEFERRED, &sk->sk_tsq_flags)) {
 		sock_hold(sk);	/* dropped by tcp_release_cb() */
 		stat_inc(ST_OWNER_PUSHES);
+		cork_recovering(sk);
 	}
 	spin_unlock_irqrestore(&sk->sk_lock.slock, flags);
 	return owned;
@@ -1005,7 +1037,7 @@ static void reset_all(void)
 		p = per_cpu_ptr(&tsq_pcpu, cpu);
 		for (i = 0; i < ST_NR; i++)
 			WRITE_ONCE(p->stat[i], 0);
-		for (h = 0; h <= HIST_CORK; h++) {
+		for (h = 0; h < HIST_NR; h++) {
 			for (i = 0; i < HIST_BUCKETS; i++)
 				WRITE_ONCE(p->hist[h].bucket[i], 0);
 			WRITE_ONCE(p->hist[h].max_ns, 0);
@@ -1055,6 +1087,11 @@ static int hist_format(char *out, size_t size, const char *name, const char *dev
 	return len;
 }
 
+/* HIST_CORK, HIST_WAKE, HIST_RECOVERY */
+static const char *const cork_hist_names[] = {
+	"cork_hold_ns", "cork_wake_ns", "recovery_delay_ns",
+};
+
 /* Room kept at the end of the page for the "truncated N" line. */
 #define HIST_TRAILER	32
 
@@ -1073,9 +1110,10 @@ static ssize_t histograms_show(struct kobject *kobj, struct kobj_attribute *attr
 	tmp = kmalloc(PAGE_SIZE, GFP_KERNEL);
 	if (!tmp)
 		return -ENOMEM;
-	for (i = -1; i < MAX_DEVS; i++) {
+	for (i = -3; i < MAX_DEVS; i++) {
 		if (i < 0) {
-			one = hist_format(tmp, PAGE_SIZE, "cork_hold_ns", "-", HIST_CORK);
+			one = hist_format(tmp, PAGE_SIZE, cork_hist_names[i + 3], "-",
+					  HIST_CORK + i + 3);
 		} else {
 			spin_lock_irqsave(&dev_hists_lock, flags);
 			used = dev_hists[i].ifindex;
