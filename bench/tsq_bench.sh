@@ -72,6 +72,14 @@ fi
 	echo "(latencies in ms from the intended send time; lost/recov: tsq_probe counters)"
 	awk -v a="$(kv "$out/fault_r1.txt" p9999_us)" -v b="$(kv "$out/nofault.txt" p9999_us)" \
 		'BEGIN { printf "p99.99 fault+recover / no fault: %.2fx (target <= 1.5x)\n", a / b }'
+	# Recovery delay (issue 9, 2.4): p99 of recovery_delay_ns, the upper
+	# bound of the log2 bucket holding the rank.
+	awk '$1 == "hist" { on = ($2 == "recovery_delay_ns"); next }
+	     on && NF == 3 { nb++; hi[nb] = $2; c[nb] = $3; n += $3 }
+	     END { if (!n) { print "recovery delay: no sample (target p99 <= 1 ms): NOT met"; exit }
+		   for (i = 1; i <= nb; i++) { acc += c[i]; if (acc >= n * 0.99) break }
+		   printf "recovery delay p99 <= %.3f ms over %d recoveries (target p99 <= 1 ms): %s\n",
+			  hi[i] / 1e6, n, hi[i] <= 1e6 ? "met" : "NOT met" }' "$out/fault_r1.hist"
 	if [ -s "$out/cost.txt" ]; then
 		awk '$1 == "without" { w += $3; nw++ } $1 == "with" { m += $3; nm++ }
 		     END { printf "tps without tsq_probe %.0f, with %.0f: cost %.1f%% (target <= 3%%)\n",
