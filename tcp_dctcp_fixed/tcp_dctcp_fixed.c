@@ -84,6 +84,19 @@ static bool dctcpf_ecn_rfc3168(const struct tcp_sock *tp)
 }
 #endif
 
+/*
+ * Test-only mutants (tests/mutants/dctcp_mutants.sh builds them in a guest
+ * with KCFLAGS=-DDCTCPF_TEST_MUTANT=N; the shipped module is built without
+ * and has none of this): each is a wrong DCTCP that a test must catch.
+ *   1  stale-shadow ECE: the echo follows the previous segment's CE state
+ *   2  no early ACK for the previous CE run's held-back segments
+ *   3  the cut is cwnd * (1 - alpha), not cwnd * (1 - alpha / 2)
+ *   4  the post-ECE floor ignores the cwnd before the reduction
+ */
+#ifndef DCTCPF_TEST_MUTANT
+#define DCTCPF_TEST_MUTANT	0
+#endif
+
 #ifdef DCTCPF_HAVE_PLB
 #define DCTCPF_PLB	"supported"
 #else
@@ -406,7 +419,8 @@ static u32 dctcpf_ssthresh(struct sock *sk)
 	u32 cut;
 
 	ca->loss_cwnd = cwnd;
-	cut = (u32)(((u64)cwnd * ca->alpha) >> (DCTCPF_ALPHA_BITS + 1));
+	cut = (u32)(((u64)cwnd * ca->alpha) >>
+		    (DCTCPF_ALPHA_BITS + (DCTCPF_TEST_MUTANT == 3 ? 0 : 1)));
 	return max(cwnd - cut, min(2U, cwnd));
 }
 
@@ -477,6 +491,14 @@ static void dctcpf_ce_seen(struct sock *sk, bool ce)
 		return;
 	}
 
+	if (DCTCPF_TEST_MUTANT == 1) {
+		bool stale = ca->ce_run;
+
+		ca->ce_run = ce;
+		ca->run_end = tp->rcv_nxt;
+		dctcpf_set_echo(tp, stale);
+		return;
+	}
 	if (ca->ce_run != ce) {
 		/*
 		 * Segments of the previous run whose ACK is still held back
@@ -487,7 +509,8 @@ static void dctcpf_ce_seen(struct sock *sk, bool ce)
 		 * recognises an ACK for less than rcv_nxt and keeps the
 		 * delayed-ACK state of the new segment intact.
 		 */
-		if (icsk->icsk_ack.pending & ICSK_ACK_TIMER) {
+		if (DCTCPF_TEST_MUTANT != 2 &&
+		    (icsk->icsk_ack.pending & ICSK_ACK_TIMER)) {
 			dctcpf_set_echo(tp, ca->ce_run);
 			dctcpf_send_ack_for(sk, ca->run_end);
 			dctcpf_count(DCTCPF_STAT_PRIOR_RUN_ACKS);
@@ -517,7 +540,7 @@ static void dctcpf_tx_start(struct sock *sk)
 	if (inet_csk(sk)->icsk_ca_state != TCP_CA_CWR || !ca->ece_cwr)
 		return;
 	floor = min3(READ_ONCE(min_cwnd_after_ce), tp->snd_cwnd_clamp,
-		     ca->loss_cwnd);
+		     DCTCPF_TEST_MUTANT == 4 ? U32_MAX : ca->loss_cwnd);
 	if (tcp_snd_cwnd(tp) >= floor)
 		return;
 	tcp_snd_cwnd_set(tp, floor);
@@ -628,6 +651,9 @@ static int __init dctcpf_register(void)
 		       dctcpf_ops.name, err);
 		goto remove;
 	}
+	if (DCTCPF_TEST_MUTANT)
+		pr_warn("TEST MUTANT %d: a deliberately wrong DCTCP, for tests only\n",
+			DCTCPF_TEST_MUTANT);
 	pr_info("version %s loaded; Protective Load Balancing (net.ipv4.tcp_plb_*): %s\n",
 		TAILFIX_VERSION, DCTCPF_PLB);
 	return 0;
