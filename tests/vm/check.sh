@@ -33,6 +33,9 @@ export TAILFIX_LINT_ARM64=required
 # with 2 vCPUs under single-threaded TCG (run.sh explains why not
 # multi-threaded), so the x86 module code sees real concurrency.
 SMP_TESTS=tsq_probe_load.sh,tsq_probe_params.sh,tsq_probe_cycles.sh,dctcp_fixed_safety.sh,ena_load.sh
+# The guest-side mutants (tests/mutants/): check-full runs them in each amd64
+# guest; each passes when the test it wraps catches its mutant.
+MUTANT_TESTS=mutants/dctcp_mutants.sh,mutants/load_no_cli.sh,mutants/load_kprobe_leak.sh,mutants/load_no_debugfs.sh,mutants/restore_loaded.sh,mutants/cycles_traffic_stops.sh
 
 # ARCH:SERIES every mode must run; a missing one fails.
 case $mode in
@@ -149,6 +152,8 @@ guest() {
 		[ "$mode" = full ] && [ "$arch" = amd64 ] && [ "$run" = check ] &&
 			TAILFIX_VM_CPUS=2 TAILFIX_VM_ACCEL=tcg,thread=single \
 			boot "$arch" "$img" "$k" "tests:$SMP_TESTS" "" "$k ($arch, 2 vCPU single-threaded TCG)"
+		[ "$mode" = full ] && [ "$arch" = amd64 ] && [ "$run" = check ] &&
+			boot "$arch" "$img" "$k" "tests:$MUTANT_TESTS" "" "$k ($arch, mutants)"
 	done 2>&1
 	unset TAILFIX_STAGE_LOCK_HELD
 }
