@@ -39,8 +39,10 @@ for prog in "$@"; do
 		failn=$((failn + 1))
 		continue
 	fi
+	t0=$SECONDS
 	timeout --kill-after=10 "$timeout_s" "./$prog" 2>&1 | tee "$out" | sed -u 's/^/# /'
 	rc=${PIPESTATUS[0]}
+	echo "# $prog took $((SECONDS - t0)) s"
 	if [ "$can_dmesg" -eq 1 ] && ! dmesg_clean; then
 		echo "# kernel log has a bad line (or a gap) after $prog"
 		[ "$rc" -eq 124 ] || rc=1
