@@ -171,8 +171,14 @@ check "judge: run=check with every TEST_PROGS passes" eval '"$JUDGE" check k amd
 check "judge: run=check one test short of TEST_PROGS fails" \
 	eval '! "$JUDGE" check k amd64 "$short" >/dev/null'
 allowed_tests() { grep -vE '^[[:space:]]*(#|$)' "$1" | awk '{ print $1 }' | sort -u | tr '\n' ' '; }
-check "judge: the real allowlist allows ena_hw.sh alone" \
-	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "ena_hw.sh "
+check "judge: the real allowlist allows ena_hw.sh and dctcp_fixed_plb.sh only" \
+	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "dctcp_fixed_plb.sh ena_hw.sh "
+plb_re=$(awk '$1 == "dctcp_fixed_plb.sh" { sub(/^[^[:space:]]+[[:space:]]+/, ""); print }' "$TESTS_DIR/vm/skip-allowlist")
+check "judge: the PLB skip is allowed on 6.1 and 5.10 only, not on 6.12 or 7.3" eval \
+	'grep -qE "$plb_re" <<<"PLB is not in kernel 6.1 (added in 6.2)" &&
+	 grep -qE "$plb_re" <<<"PLB is not in kernel 5.10 (added in 6.2)" &&
+	 ! grep -qE "$plb_re" <<<"PLB is not in kernel 6.12 (added in 6.2)" &&
+	 ! grep -qE "$plb_re" <<<"PLB is not in kernel 7.3 (added in 6.2)"' 
 
 # ---- the kernel-log detector ----
 kmsg() {	# kmsg FIRST_SEQ line...: /dev/kmsg records from FIRST_SEQ on
