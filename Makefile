@@ -11,6 +11,9 @@
 #   make check-harness   the test harness's own test (no guest, no root)
 #   make demo            the TSQ lost-wake-up demo in a guest (before/after)
 #   make bench           benchmarks in guests; results under bench/results/
+#   make deb             ena-tcp-tailfix-dkms_VERSION_all.deb (debhelper,
+#                        dh-sequence-dkms) into PKG_OUT (default: here)
+#   make rpm             ena-tcp-tailfix-dkms-VERSION-1.noarch.rpm (rpmbuild)
 #
 # KVER defaults to the running kernel when its headers are installed, else
 # to every kernel under /lib/modules that has headers.
@@ -87,6 +90,15 @@ install:
 uninstall:
 	@scripts/install.sh uninstall "$(VERSION)" "$(PREFIX)"
 
+# Packages of the DKMS source, built in a temporary tree (scripts/package.sh).
+PKG_OUT ?= $(CURDIR)
+
+deb:
+	@scripts/package.sh deb '$(PKG_OUT)'
+
+rpm:
+	@scripts/package.sh rpm '$(PKG_OUT)'
+
 # The README's test command, and what .ci/run calls.
 check:
 	@tests/vm/check.sh quick
@@ -106,7 +118,8 @@ bench:
 
 clean:
 	rm -rf out
+	rm -f $(PACKAGE)-dkms_*_all.deb $(PACKAGE)-dkms-*.noarch.rpm
 	@for d in $(MODULE_DIRS); do rm -f $$d/*.o $$d/*.ko $$d/*.mod* $$d/.*.cmd $$d/modules.order $$d/Module.symvers; done
-	@$(MAKE) -s -C tests clean
+	@[ ! -d tests ] || $(MAKE) -s -C tests clean
 
-.PHONY: all modules dkms-build dkms-clean lint install uninstall check check-full check-harness demo bench clean
+.PHONY: all modules dkms-build dkms-clean lint install uninstall deb rpm check check-full check-harness demo bench clean

@@ -1,11 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# deps.sh [build|check|full|demo|bench|arm64-headers]: install with apt what
-# that job needs, and nothing more: `make demo` and `make bench` boot one amd64
-# guest and need neither the arm64 tool chain nor the kernel sources (the
-# guest builds what it runs through DKMS; without a kernel source ena is left
-# out of it, which neither uses).  Already-installed packages are not
+# deps.sh [build|check|full|demo|bench|pkg|arm64-headers]: install with apt
+# what that job needs, and nothing more: `make demo` and `make bench` boot one
+# amd64 guest and need neither the arm64 tool chain nor the kernel sources
+# (the guest builds what it runs through DKMS; without a kernel source ena is
+# left out of it, which neither uses).  Already-installed packages are not
 # fetched again; apt's own progress lines are shown.
+#   pkg: what `make deb` and `make rpm` need (debhelper, dh-dkms, which
+#   provides dh-sequence-dkms, lintian, rpm's rpmbuild); check and full
+#   include it, for tests/host/packaging.sh.
 #   arm64-headers: also the arm64 cloud kernel headers of the matrix (6.1 and
 #   6.12, ABI from Debian's meta packages), unpacked under
 #   $TAILFIX_CACHE/arm64/headers with their kbuild helpers pointed at the
@@ -13,10 +16,11 @@
 #   check and full fetch them too: `make lint` (a host check of make check)
 #   builds every module for the arm64 kernels as well.
 set -e
+pkg="debhelper dh-dkms dpkg-dev fakeroot lintian rpm"
 build="build-essential make gcc dkms kmod patch xz-utils linux-headers-cloud-amd64
 linux-headers-6.12-cloud-amd64 linux-source-6.1 linux-source-6.12 coccinelle sparse"
 check="$build qemu-system-x86 debootstrap e2fsprogs spin rsync iproute2 gnuplot-nox
-ca-certificates"
+ca-certificates $pkg"
 # The arm64 guest (6.1 in quick mode) is part of `make check`: a qemu-user
 # chroot builds its image and runs its DKMS install, qemu-system boots it.
 arm64="qemu-system-arm qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
@@ -25,11 +29,12 @@ iproute2 gnuplot-nox ca-certificates"
 cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
 case ${1:-check} in
 build) want=$build ;;
+pkg) want=$pkg ;;
 check) want="$check $arm64" ;;
 full) want="$check $arm64" ;;
 demo | bench) want=$guest ;;
 arm64-headers) want="$build $arm64" ;;
-*) echo "deps.sh: build|check|full|demo|bench|arm64-headers" >&2; exit 2 ;;
+*) echo "deps.sh: build|check|full|demo|bench|pkg|arm64-headers" >&2; exit 2 ;;
 esac
 
 # apt_install PKG...: install what is missing.

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # install.sh install|uninstall VERSION PREFIX -- `make install` / `make uninstall`.
-# install:   copy the source to /usr/src/ena-tcp-tailfix-VERSION, dkms add,
+# install:   copy the DKMS source (scripts/source-files.sh) to
+#            /usr/src/ena-tcp-tailfix-VERSION, dkms add,
 #            dkms install for every kernel with headers, the tsq-probe-stat
 #            CLI into PREFIX/sbin, and modprobe tsq_probe and tcp_dctcp_fixed
 #            when the running kernel is one of them.  ena is not reloaded on
@@ -16,6 +17,15 @@ src=/usr/src/$pkg-$version
 [ "$(id -u)" -eq 0 ] || { echo "$action needs root: sudo make $action"; exit 1; }
 command -v dkms >/dev/null || { echo "dkms is not installed: apt-get install dkms (or dnf install dkms)"; exit 1; }
 
+# A package (make deb, make rpm) owns the same directory: not ours to change.
+owner=
+if command -v dpkg-query >/dev/null && o=$(dpkg-query -S "$src" 2>/dev/null); then
+	owner=${o%%:*}
+elif command -v rpm >/dev/null && o=$(rpm -qf "$src" 2>/dev/null); then
+	owner=$o
+fi
+[ -z "$owner" ] || { echo "$src belongs to the package $owner: remove it with apt or dnf instead"; exit 1; }
+
 case $action in
 install)
 	kernels=$(ls -d /lib/modules/*/build 2>/dev/null | sed 's,/lib/modules/,,;s,/build,,')
@@ -23,11 +33,8 @@ install)
 	dkms remove "$pkg/$version" --all >/dev/null 2>&1 || true
 	rm -rf "$src"
 	mkdir -p "$src"
-	if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
-		git -C "$top" ls-files -z | tar -C "$top" --null -T - -cf - | tar -C "$src" -xf -
-	else
-		tar -C "$top" --exclude=out --exclude='build-*' -cf - . | tar -C "$src" -xf -
-	fi
+	# The same files as the deb and the rpm (scripts/source-files.sh).
+	"$top/scripts/source-files.sh" "$top" | tar -C "$top" --null -T - -cf - | tar -C "$src" -xf -
 	dkms add "$pkg/$version"
 	for k in $kernels; do
 		echo "== dkms install $pkg/$version for $k"
