@@ -44,6 +44,11 @@ poweroff_now() {
 }
 
 run=$(sed -n 's/.*tailfix\.run=\([^ ]*\).*/\1/p' /proc/cmdline)
+# tailfix.env=NAME=VALUE (run.sh, TAILFIX_GUEST_ENV): test settings.
+for kv in $(tr ' ' '\n' </proc/cmdline | sed -n 's/^tailfix\.env=//p'); do
+	export "${kv?}"
+	echo "TAILFIX-ENV $kv"
+done
 echo "TAILFIX-GUEST kernel=$(uname -r) arch=$(uname -m) run=$run"
 cd /opt/tailfix || poweroff_now
 mkdir -p /results

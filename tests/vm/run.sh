@@ -83,6 +83,12 @@ trap 'exit 129' HUP
 # room for a whole run, so the final scan rarely misses the start of it
 # (the per-test scans of run_tests.sh report a wrap, they never miss one).
 append="root=/dev/vda rw init=/opt/tailfix/tests/vm/guest-init.sh panic=-1 oops=panic loglevel=5 log_buf_len=4M net.ifnames=0 tailfix.run=$run"
+# TAILFIX_GUEST_ENV="NAME=VALUE ...": test settings for the guest (names of
+# letters, digits and _, values without spaces), exported by guest-init.sh.
+for kv in ${TAILFIX_GUEST_ENV:-}; do
+	[[ $kv =~ ^[A-Z_][A-Z0-9_]*=[^[:space:],]+$ ]] || { echo "run.sh: bad TAILFIX_GUEST_ENV entry: $kv" >&2; exit 2; }
+	append="$append tailfix.env=$kv"
+done
 case $arch in
 amd64)
 	qemu=(qemu-system-x86_64 -M q35 -cpu max -m 3072)
