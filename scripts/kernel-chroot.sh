@@ -4,8 +4,8 @@
 # build for with its own tools.  Newer kernels need their release's compiler
 # and glibc (trixie-backports' 7.x linux-kbuild runs only on trixie's glibc),
 # older ones their own gcc (bullseye's 5.10 headers want gcc-10), so each
-# gets a debootstrap chroot of its Debian release holding build-essential
-# and the newest cloud-amd64 headers of that series.
+# gets a debootstrap chroot of its Debian release holding build-essential,
+# dkms and the newest cloud-amd64 headers of that series.
 #
 #   kernel-chroot.sh setup [SUITE...]	create or refresh (apt) the chroots
 #					(default: all); prints "SUITE KVER DIR"
@@ -14,6 +14,7 @@
 #   kernel-chroot.sh run SUITE CMD...	run CMD inside, with /proc mounted
 #					for its duration only
 #
+# Commands on one chroot run one at a time (a lock per suite).
 # SUITE is one of:
 #   bullseye  Debian 11, linux-headers-5.10.*-cloud-amd64 (bullseye main)
 #   trixie    Debian 13, the newest linux-headers-7.*-cloud-amd64 of
@@ -125,8 +126,8 @@ setup_one() {
 	      awk '{ print $1 }' | grep -E "$HDR_RE" | sort -V | tail -1)
 	[ -n "$hdr" ] || die "$suite: no package matching $HDR_RE"
 	with_proc "$dir" in_chroot "$dir" apt-get install -y -q --no-install-recommends \
-		${HDR_FROM:+-t "$HDR_FROM"} build-essential "$hdr" >"$cache/$suite.apt.log" 2>&1 ||
-		die "$suite: installing build-essential $hdr failed: $cache/$suite.apt.log"
+		${HDR_FROM:+-t "$HDR_FROM"} build-essential dkms "$hdr" >"$cache/$suite.apt.log" 2>&1 ||
+		die "$suite: installing build-essential dkms $hdr failed: $cache/$suite.apt.log"
 	in_chroot "$dir" apt-get clean
 	kver=${hdr#linux-headers-}
 	has_headers "$dir" "$kver" || die "$suite: no /lib/modules/$kver/build after installing $hdr"
@@ -153,10 +154,14 @@ list)
 	;;
 run)
 	[ $# -ge 3 ] || die "usage: run SUITE CMD..."
-	suite_info "$2"
-	dir=$cache/$2
+	suite=$2
+	suite_info "$suite"
+	dir=$cache/$suite
 	shift 2
-	ready_kver "$dir" >/dev/null || die "no ready chroot at $dir: $0 setup"
+	ready_kver "$dir" >/dev/null || die "no ready chroot at $dir: $0 setup $suite"
+	# One command at a time: the /proc of one must not go under another.
+	exec 8>"$cache/$suite.lock"
+	flock 8
 	with_proc "$dir" in_chroot "$dir" "$@"
 	;;
 *)
