@@ -12,6 +12,7 @@
 #   - where the headers' tcp_ca_event() hands CA_EVENT_TX_START to
 #     .cwnd_event_tx_start (7.x), tcp_dctcp_fixed was built to register it
 #     (otherwise it builds, and its post-ECE floor silently never runs);
+#     where they have AccECN (7.x), it has the line it logs at load;
 #   - the package's DKMS build succeeds and its make.log has one line per
 #     module: tsq_probe and tcp_dctcp_fixed built, ena built or skipped with
 #     a reason.  In a chroot that is the real `dkms build`; for the host's
@@ -88,19 +89,23 @@ w1_build() {
 	fi
 }
 
-# tx_start_op KVER WHERE ROOT DIR: tcp_dctcp_fixed was built to register
-# .cwnd_event_tx_start exactly where the headers' tcp_ca_event() calls it.
-tx_start_op() {
-	local kver=$1 where=$2 root=$3 dir=$4 hdr want=no got=no
+# api_variants KVER WHERE ROOT DIR: tcp_dctcp_fixed was built to register
+# .cwnd_event_tx_start exactly where the headers' tcp_ca_event() calls it,
+# and carries its load-time AccECN line exactly where the headers have AccECN.
+api_variants() {
+	local kver=$1 where=$2 root=$3 dir=$4 hdr ko want=no got=no acc=no line=no
 
 	hdr=$(run_in "$where" sh -c "cat /lib/modules/$kver/build/include/net/tcp.h 2>/dev/null ||
 		cat /lib/modules/$kver/source/include/net/tcp.h")
+	ko=${root%/}$dir/tcp_dctcp_fixed/tcp_dctcp_fixed.ko
 	awk '/^static inline void tcp_ca_event\(/ { f = 1 } f && /cwnd_event_tx_start\(/ { hit = 1 }
 	     f && /^}/ { f = 0 } END { exit !hit }' <<<"$hdr" && want=yes
-	grep -q -- '-DDCTCPF_HAVE_TX_START_OP' "${root%/}$dir/tcp_dctcp_fixed/.tcp_dctcp_fixed.o.cmd" 2>/dev/null &&
-		got=yes
-	log "$kver: tcp_ca_event() calls .cwnd_event_tx_start: $want; module registers it: $got"
-	[ "$want" = "$got" ]
+	grep -q -- '-DDCTCPF_HAVE_TX_START_OP' "${ko%/*}/.tcp_dctcp_fixed.o.cmd" 2>/dev/null && got=yes
+	grep -qw TCP_ECN_MODE_ACCECN <<<"$hdr" && acc=yes
+	grep -aq 'AccECN connections get the core' "$ko" 2>/dev/null && line=yes
+	log "$kver: tcp_ca_event() calls .cwnd_event_tx_start: $want, module registers it: $got;" \
+	    "AccECN: $acc, load-time AccECN line: $line"
+	[ "$want" = "$got" ] && [ "$acc" = "$line" ]
 }
 
 # make_log_ok KVER LOG: one line per module, the two of ours built, ena
@@ -175,8 +180,8 @@ for s in 5.10 6.1 6.12 7; do
 	for m in $MODULES; do
 		check "$k: $m builds with W=1, no warning" w1_build "$k" "$where" "$root" "$dir" "$m"
 	done
-	check "$k: tcp_dctcp_fixed has .cwnd_event_tx_start where tcp_ca_event() uses it" \
-		tx_start_op "$k" "$where" "$root" "$dir"
+	check "$k: tcp_dctcp_fixed built for its API: .cwnd_event_tx_start, AccECN load line" \
+		api_variants "$k" "$where" "$root" "$dir"
 	check "$k: DKMS build: tsq_probe, tcp_dctcp_fixed built, ena built or skipped, one make.log line each" \
 		pkg_build "$k" "$where" "$root" "$dir"
 done
@@ -185,7 +190,7 @@ done
 # ---- mutants: the checks above must be able to fail ----
 # mutant S NAME SED-SCRIPT FILE CHECK: build tcp_dctcp_fixed with FILE
 # (relative to the package) edited by SED-SCRIPT for series S; CHECK (w1 or
-# tx) must fail on it.
+# api) must fail on it.
 mutant() {
 	local s=$1 name=$2 script=$3 file=$4 what=$5 k=${kver_of[$1]:-} src dir
 
@@ -206,15 +211,15 @@ mutant() {
 	case $what in
 	w1) check "mutant ($name) fails the W=1 check on $k" \
 		fails w1_build "$k" "${where_of[$s]}" "${root_of[$s]}" "$dir" tcp_dctcp_fixed ;;
-	tx) w1_build "$k" "${where_of[$s]}" "${root_of[$s]}" "$dir" tcp_dctcp_fixed >/dev/null
-	    check "mutant ($name) fails the .cwnd_event_tx_start check on $k" \
-		fails tx_start_op "$k" "${where_of[$s]}" "${root_of[$s]}" "$dir" ;;
+	api) w1_build "$k" "${where_of[$s]}" "${root_of[$s]}" "$dir" tcp_dctcp_fixed >/dev/null
+	    check "mutant ($name) fails the API variant check on $k" \
+		fails api_variants "$k" "${where_of[$s]}" "${root_of[$s]}" "$dir" ;;
 	esac
 }
 mutant 7 "pre-AccECN ECN test, TCP_ECN_OK" \
 	's/^#ifdef TCP_ECN_MODE_RFC3168$/#ifdef TAILFIX_MUTANT_NEVER/' tcp_dctcp_fixed/tcp_dctcp_fixed.c w1
 mutant 7 "no .cwnd_event_tx_start detection" \
-	's/grep -sw cwnd_event_tx_start/grep -sw tailfix_mutant_never/' tcp_dctcp_fixed/Kbuild tx
+	's/grep -sw cwnd_event_tx_start/grep -sw tailfix_mutant_never/' tcp_dctcp_fixed/Kbuild api
 mutant 5.10 "signed DCTCPF_ALPHA_BITS in min()" \
 	's/^#define DCTCPF_ALPHA_BITS\t10U$/#define DCTCPF_ALPHA_BITS\t10/' tcp_dctcp_fixed/tcp_dctcp_fixed.c w1
 ksft_finish
