@@ -9,6 +9,7 @@
 #   make check           install test dependencies, run host checks and the
 #                        kselftest suite in QEMU guests of the kernel matrix
 #   make check-harness   the test harness's own test (no guest, no root)
+#   make check-kernels   every module for 5.10, 6.1, 6.12 and 7.x (chroots)
 #   make demo            the TSQ lost-wake-up demo in a guest (before/after)
 #   make bench           benchmarks in guests; results under bench/results/
 #   make deb             ena-tcp-tailfix-dkms_VERSION_all.deb (debhelper,
@@ -110,6 +111,12 @@ check-full:
 check-harness:
 	@tests/run_tests.sh host/harness_selftest.sh
 
+# The build matrix: 5.10 and 7.x in their Debian releases' chroots (made or
+# refreshed here, under /var/cache/tailfix-k7), 6.1 and 6.12 on this host.
+check-kernels:
+	@nice -n 19 scripts/kernel-chroot.sh setup
+	@nice -n 19 tests/run_tests.sh host/kernel_matrix_build.sh
+
 demo:
 	@tests/vm/check.sh demo
 
@@ -122,4 +129,5 @@ clean:
 	@for d in $(MODULE_DIRS); do rm -f $$d/*.o $$d/*.ko $$d/*.mod* $$d/.*.cmd $$d/modules.order $$d/Module.symvers; done
 	@[ ! -d tests ] || $(MAKE) -s -C tests clean
 
-.PHONY: all modules dkms-build dkms-clean lint install uninstall deb rpm check check-full check-harness demo bench clean
+.PHONY: all modules dkms-build dkms-clean lint install uninstall deb rpm check check-full \
+	check-harness check-kernels demo bench clean

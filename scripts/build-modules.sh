@@ -21,6 +21,7 @@
 #	dkms.conf's BUILT_MODULE_LOCATION says, under DIR, and each module
 #	gets one line: built, or skipped and why.  Fails only when no module
 #	builds at all.
+# TAILFIX_JOBS=N: make -jN for the probe's builds (default: the CPUs).
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 MODULES="tsq_probe tcp_dctcp_fixed ena"
@@ -77,7 +78,7 @@ probe_one() {
 	fi
 	mkdir -p "$work/src/$m"
 	cp "$top/$m"/*.[ch] "$top/$m/Kbuild" "$work/src/$m/" 2>/dev/null || true
-	if make -C "$kdir" M="$work/src/$m" -j"$(nproc 2>/dev/null || echo 1)" modules \
+	if make -C "$kdir" M="$work/src/$m" -j"${TAILFIX_JOBS:-$(nproc 2>/dev/null || echo 1)}" modules \
 		>"$work/$m.log" 2>&1 && [ -f "$work/src/$m/$m.ko" ]; then
 		cp "$work/src/$m/$m.ko" "$work/$m.ko"
 		echo "ok $m"

@@ -22,9 +22,9 @@
  * with nothing in flight.  If the next request then goes out as a single
  * segment, a receiver in delayed-ACK (ping-pong) mode holds the ACK for
  * 40 ms or more.  The core ACKs CWR-marked data at once (tcp_ecn_accept_cwr()
- * on 6.1 and 6.12) and this module makes the first flight after such a
- * reduction at least min_cwnd_after_ce segments (at most 2, and never more
- * than the window before the reduction), so two full segments reach the
+ * on 5.10, 6.1, 6.12 and 7.3) and this module makes the first flight after
+ * such a reduction at least min_cwnd_after_ce segments (at most 2, and never
+ * more than the window before the reduction), so two full segments reach the
  * receiver and are ACKed without delay even where the core does not.
  *
  * Rule kept everywhere: a congestion signal never raises cwnd or ssthresh
@@ -55,7 +55,7 @@
  * alpha has 10 fractional bits, internally and in tcp_dctcp_info, as in-tree
  * dctcp keeps it: 1024 means 1.0.
  */
-#define DCTCPF_ALPHA_BITS	10
+#define DCTCPF_ALPHA_BITS	10U
 #define DCTCPF_ALPHA_ONE	1024U	/* 1 << DCTCPF_ALPHA_BITS */
 
 /*
@@ -101,6 +101,22 @@ static bool dctcpf_ecn_rfc3168(const struct tcp_sock *tp)
 #define DCTCPF_PLB	"supported"
 #else
 #define DCTCPF_PLB	"not in this kernel"
+#endif
+
+/*
+ * tcp_snd_cwnd() and tcp_snd_cwnd_set() arrived in 5.19 (the Kbuild looks
+ * for them in the headers); before, 5.10 for one, cwnd is the plain field.
+ */
+#ifndef DCTCPF_HAVE_SND_CWND
+static inline u32 tcp_snd_cwnd(const struct tcp_sock *tp)
+{
+	return tp->snd_cwnd;
+}
+
+static inline void tcp_snd_cwnd_set(struct tcp_sock *tp, u32 val)
+{
+	tp->snd_cwnd = val;
+}
 #endif
 
 /* Per-socket state, kept in icsk_ca_priv. */
@@ -558,7 +574,7 @@ static void dctcpf_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
 	case CA_EVENT_ECN_NO_CE:
 		dctcpf_ce_seen(sk, false);
 		break;
-	case CA_EVENT_TX_START:
+	case CA_EVENT_TX_START:	/* kernels without .cwnd_event_tx_start */
 		dctcpf_tx_start(sk);
 		break;
 	case CA_EVENT_LOSS:
@@ -614,6 +630,10 @@ static struct tcp_congestion_ops dctcpf_ops __read_mostly = {
 	.init		= dctcpf_init,
 	.in_ack_event	= dctcpf_in_ack,
 	.cwnd_event	= dctcpf_cwnd_event,
+#ifdef DCTCPF_HAVE_TX_START_OP
+	/* where it exists, CA_EVENT_TX_START reaches only this op */
+	.cwnd_event_tx_start = dctcpf_tx_start,
+#endif
 	.ssthresh	= dctcpf_ssthresh,
 	.cong_avoid	= tcp_reno_cong_avoid,
 	.undo_cwnd	= dctcpf_undo_cwnd,
@@ -656,6 +676,9 @@ static int __init dctcpf_register(void)
 			DCTCPF_TEST_MUTANT);
 	pr_info("version %s loaded; Protective Load Balancing (net.ipv4.tcp_plb_*): %s\n",
 		TAILFIX_VERSION, DCTCPF_PLB);
+#ifdef TCP_ECN_MODE_RFC3168
+	pr_info("AccECN connections get the core's CE echo: the early ACKs on CE change are for RFC 3168 ECN only\n");
+#endif
 	return 0;
 
 remove:

@@ -67,6 +67,19 @@
 #define TAILFIX_VERSION "unknown"
 #endif
 
+/* in_irq() was renamed in_hardirq() in 5.11. */
+#ifndef in_hardirq
+#define in_hardirq()	in_irq()
+#endif
+
+/* tcp_snd_cwnd() is 5.19 (the Kbuild looks for it); 5.10 has the field. */
+#ifndef TSQ_HAVE_SND_CWND
+static inline u32 tcp_snd_cwnd(const struct tcp_sock *tp)
+{
+	return tp->snd_cwnd;
+}
+#endif
+
 /* The taint for a kernel that ran fault injection (TAINT_TEST where it exists). */
 #ifdef TAINT_TEST
 #define TSQ_TAINT	TAINT_TEST

@@ -6,7 +6,8 @@
 #   quick: host checks (lint, patches, model, ENA static checks) and the
 #          kselftest suite in the amd64 guests of both kernels (+ arm64 6.1
 #          when the arm64 image support is present);
-#   full:  the same on every kernel of both architectures;
+#   full:  the same on every kernel of both architectures, plus the host
+#          checks of HOST_FULL_TEST_PROGS (the 5.10/7.x build matrix);
 #   demo:  the TSQ lost-wake-up demo in the 6.1 guest, table at the end;
 #   bench: the benchmarks in the guests, results under bench/results/.
 # Ends with "N passed, N failed, N skipped" over everything that ran.
@@ -169,6 +170,12 @@ quick|full)
 	echo "== host checks"
 	t0=$SECONDS
 	hostprogs=$(make -s -C tests print-host-test-progs)
+	if [ "$mode" = full ]; then
+		# The kernel matrix build needs the 5.10 and 7.x chroots.
+		nice -n 19 scripts/kernel-chroot.sh setup ||
+			echo "check.sh: scripts/kernel-chroot.sh setup failed: kernel_matrix_build.sh will skip (a failure)"
+		hostprogs="$hostprogs $(make -s -C tests print-host-full-test-progs)"
+	fi
 	last_line tests/run_tests.sh $hostprogs
 	mkdir -p "$cache/host"
 	cp "$OUT" "$cache/host/ktap.txt"
