@@ -27,23 +27,7 @@ require_disruptive "sets tcp_dctcp_fixed's min_cwnd_after_ce, a module-wide para
 
 PARAMS=/sys/module/tcp_dctcp_fixed/parameters
 PEER="$TESTS_DIR/dctcp_fixed_peer.py"
-KIP=198.18.0.1
-PIP=198.18.0.2
-
-new_ns NS_K
-new_ns NS_P
-ip link add veth0 netns "$NS_K" type veth peer name veth0 netns "$NS_P" || fail "veth pair"
-for ns in "$NS_K" "$NS_P"; do
-	ip netns exec "$ns" ethtool -K veth0 tso off gso off gro off >/dev/null 2>&1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip -n "$ns" link set veth0 up
-done
-ip -n "$NS_K" addr add "$KIP/24" dev veth0
-ip netns exec "$NS_K" sysctl -qw net.ipv4.tcp_ecn=1
-KMAC=$(ip netns exec "$NS_K" cat /sys/class/net/veth0/address)
-PMAC=$(ip netns exec "$NS_P" cat /sys/class/net/veth0/address)
-ip -n "$NS_K" neigh replace "$PIP" lladdr "$PMAC" dev veth0 nud permanent
-wait_for 10 sh -c "ip -n $NS_K link show veth0 | grep -q LOWER_UP" || fail "veth not up"
+topo_raw_peer
 
 port=5600
 # run CC INITCWND REPLY_PATTERN MID_PATTERN: one peer run, verdict in $?

@@ -364,6 +364,30 @@ topo_nic_pair() {
 		fail "no connectivity over NICs $1/$2"
 }
 
+# topo_raw_peer: the kernel under test in NS_K (KIP, dev veth0, ECN on) and a
+# raw-socket peer (dctcp_fixed_peer.py) in NS_P (PIP, no address: the peer
+# answers from user space), one veth pair, offloads off so that one skb is
+# one packet, IPv6 off, a permanent neighbour entry for the peer (KMAC, PMAC).
+KIP=198.18.0.1
+PIP=198.18.0.2
+topo_raw_peer() {
+	local ns
+	new_ns NS_K
+	new_ns NS_P
+	ip link add veth0 netns "$NS_K" type veth peer name veth0 netns "$NS_P" || fail "veth pair"
+	for ns in "$NS_K" "$NS_P"; do
+		ip netns exec "$ns" ethtool -K veth0 tso off gso off gro off >/dev/null 2>&1
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+		ip -n "$ns" link set veth0 up
+	done
+	ip -n "$NS_K" addr add "$KIP/24" dev veth0
+	ip netns exec "$NS_K" sysctl -qw net.ipv4.tcp_ecn=1
+	KMAC=$(ip netns exec "$NS_K" cat /sys/class/net/veth0/address)
+	PMAC=$(ip netns exec "$NS_P" cat /sys/class/net/veth0/address)
+	ip -n "$NS_K" neigh replace "$PIP" lladdr "$PMAC" dev veth0 nud permanent
+	wait_for 10 sh -c "ip -n $NS_K link show veth0 | grep -q LOWER_UP" || fail "veth not up"
+}
+
 # qdisc_hold NS DEV: a token bucket that holds packets the way a NIC ring does
 # before TX completion, so TSQ and autocork see bytes "below TCP".
 qdisc_hold() {
