@@ -112,7 +112,7 @@ check-harness:
 	@tests/run_tests.sh host/harness_selftest.sh
 
 # The build matrix: 5.10 and 7.x in their Debian releases' chroots (made or
-# refreshed here, under /var/cache/tailfix-k7), 6.1 and 6.12 on this host.
+# refreshed here, under /var/cache/ena-tcp-tailfix/chroots), 6.1 and 6.12 on this host.
 check-kernels:
 	@nice -n 19 scripts/kernel-chroot.sh setup
 	@nice -n 19 tests/run_tests.sh host/kernel_matrix_build.sh

@@ -19,13 +19,13 @@
 #   bullseye  Debian 11, linux-headers-5.10.*-cloud-amd64 (bullseye main)
 #   trixie    Debian 13, the newest linux-headers-7.*-cloud-amd64 of
 #             trixie-backports
-# The chroots live in $TAILFIX_KCHROOT_DIR (default /var/cache/tailfix-k7),
+# The chroots live in $TAILFIX_KCHROOT_DIR (default /var/cache/ena-tcp-tailfix/chroots),
 # outside the checkout; a chroot is ready when DIR/.tailfix-kver names the
 # kernel whose headers it holds.  amd64 only.  Needs root and
 # http://deb.debian.org.  Nothing stays mounted: /proc is mounted for one
 # command at a time and unmounted on every exit path.
 set -euo pipefail
-cache=${TAILFIX_KCHROOT_DIR:-/var/cache/tailfix-k7}
+cache=${TAILFIX_KCHROOT_DIR:-${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}/chroots}
 mirror=${TAILFIX_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SUITES="bullseye trixie"
 
