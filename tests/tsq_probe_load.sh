@@ -40,7 +40,7 @@ check "stats has every documented key (${#keys[@]})" stats_has_keys /sys/kernel/
 check "histograms readable" grep -q '^hist cork_hold_ns' /sys/kernel/tsq_probe/histograms
 reset_zeroes() {
 	echo 1 >/sys/kernel/tsq_probe/reset &&
-	! grep -vE '^(recover|fault_ppm) ' /sys/kernel/tsq_probe/stats | grep -qv ' 0$'
+	! grep -vE '^(recover|fault_ppm|late_cork_ms) ' /sys/kernel/tsq_probe/stats | grep -qv ' 0$'
 }
 check "reset zeroes every counter" reset_zeroes
 if [ "$kprobes" = 1 ]; then
