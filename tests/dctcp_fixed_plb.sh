@@ -6,7 +6,8 @@
 # does, so that a flow congested for net.ipv4.tcp_plb_rehash_rounds rounds
 # is rehashed onto another path.  Judged by the kernel's own counter,
 # TcpExtTCPPLBRehash of the sender's namespace, over a bulk flow through a
-# bottleneck that CE-marks above 1 KB of queue (nearly every packet):
+# bottleneck that CE-marks above 5 KB of queue (most packets of a flow that
+# fills it):
 #   - dctcp_fixed with net.ipv4.tcp_plb_enabled=1: rehashes (> 0);
 #   - dctcp_fixed with it 0 (the default): none;
 #   - in-tree dctcp with it 1, the reference: rehashes too.
@@ -30,7 +31,7 @@ ip netns exec "$NS_SRV" sysctl -qw net.ipv4.tcp_ecn=1
 # rounds in a row (default 12), so that a short flow rehashes for sure.
 ip netns exec "$NS_SRV" sysctl -qw net.ipv4.tcp_plb_cong_thresh=64 net.ipv4.tcp_plb_rehash_rounds=3 ||
 	fail "PLB sysctls of the sender's namespace"
-qdisc_bottleneck "$NS_SRV" veth0 20mbit 1
+qdisc_bottleneck "$NS_SRV" veth0 20mbit 5
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
 ip netns exec "$NS_SRV" python3 "$PY" server --bind "$SRV_ADDR" --port "$PORT" --mode bulk \
