@@ -74,6 +74,9 @@ def serve_conn(conn, a):
 def server(a):
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if a.cc:
+        # accepted sockets inherit a congestion control set on the listener
+        ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cc.encode())
     ls.bind((a.bind, a.port))
     ls.listen(8)
     if a.ready:
@@ -142,6 +145,7 @@ def main():
     p.add_argument("--seconds", type=float, default=3.0)
     p.add_argument("--ready")
     p.add_argument("--once", action="store_true")
+    p.add_argument("--cc", help="server: TCP_CONGESTION of the listening socket")
     a = p.parse_args()
     return server(a) if a.role == "server" else client(a)
 
