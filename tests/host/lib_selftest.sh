@@ -243,6 +243,12 @@ check "dkms_conf.sh: the fake that says why (exit 1) passes it" says_why_passes 
 check "mutant (old says_why pattern) passes on the missing script" bash -c \
 	"ENA_SRC=/nonexistent '$tmp/no/prepare-source.sh' --probe x 2>&1 | grep -qi 'ENA_SRC\\|source'"
 
+# ---- check_xfail ----------------------------------------------------------------
+xf() { bash -c ". '$TESTS_DIR/lib.sh'; check_xfail 'gap' 'known' $1; ksft_finish" 2>&1; }
+check "check_xfail: a failing command is reported ok # XFAIL and does not fail the test" \
+	eval '[ "$(xf false | head -1)" = "ok 1 gap # XFAIL known" ] && xf false >/dev/null'
+check "check_xfail: a passing command is a plain ok" eval '[ "$(xf true | head -1)" = "ok 1 gap" ]'
+
 # ---- sum_ints ----------------------------------------------------------------------
 # Two flows' bytes_acked past 2^32 each: dctcp_fixed_safety.sh compares the
 # sum with [ -gt ], which refuses "1.18e+10".
