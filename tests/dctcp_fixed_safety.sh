@@ -28,7 +28,8 @@
 require_root
 require_disruptive "changes tcp_dctcp_fixed parameters and the global allowed congestion controls, unloads the module"
 require_cmd ip ss python3 modprobe rmmod
-require_disruptive "unloads tcp_dctcp_fixed, sets its parameters and the global tcp_allowed_congestion_control"
+# A tcp_dctcp_fixed the host had loaded comes back with its parameters.
+module_restore_on_exit tcp_dctcp_fixed
 modprobe tcp_dctcp_fixed 2>/dev/null || skip "tcp_dctcp_fixed not installed for $(uname -r)"
 MOD=tcp_dctcp_fixed
 PARAMS=/sys/module/$MOD/parameters

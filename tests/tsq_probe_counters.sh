@@ -7,6 +7,7 @@
 #  - lost_wakeups, recoveries and faults_injected stay 0 without a fault.
 . "$(dirname "$0")/lib.sh"
 require_tsq_probe
+require_disruptive "loads tsq_probe, whose recovery pushes stalled sockets of the whole host, and unloads it"
 require_cmd tc nstat
 modprobe tsq_probe || fail "modprobe tsq_probe"
 on_exit "modprobe -r tsq_probe"
