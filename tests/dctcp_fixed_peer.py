@@ -762,7 +762,9 @@ def case_ece_cwnd(pe, rounds, req, mss, reply_pat, mid_pat):
 
     def take_request(start):
         """ACK every segment of a request but the last; returns the number
-        of segments in the flight that arrived before our first ACK."""
+        of segments in the flight that arrived before our first ACK and
+        the socket's state read then (the reaction to the reply, before
+        any ACK of this request can grow the window again)."""
         ends = set()
 
         def collect(got):
@@ -779,6 +781,7 @@ def case_ece_cwnd(pe, rounds, req, mss, reply_pat, mid_pat):
             more.append(p)
         collect(first + more)
         flight = len(ends)
+        at_flight = ki.read()
         acked = 0
         while acked < req:
             nxt = min((e for e in ends if e > acked), default=None)
@@ -804,7 +807,7 @@ def case_ece_cwnd(pe, rounds, req, mss, reply_pat, mid_pat):
             acked = nxt
         while (pe.rcv_nxt - start) & 0xffffffff < req:
             collect(pe.wait(lambda p: p.plen > 0, 5, 'request data'))
-        return flight
+        return flight, at_flight
 
     start = pe.rcv_nxt
     take_request(start)
@@ -814,11 +817,11 @@ def case_ece_cwnd(pe, rounds, req, mss, reply_pat, mid_pat):
         pe.send(pe.data(b'R' * REPLY,
                         flags=F_ACK | F_PSH | (F_ECE if ece else 0)))
         start = pe.rcv_nxt
-        flight = take_request(start)
+        flight, after = take_request(start)
         flights.append(flight)
         if ece:
-            # take_request() read the first flight before any ACK of ours
-            after = ki.read()
+            # read after the first flight, before any ACK of ours: the
+            # ACKs of the rest of the request may grow cwnd legitimately
             judge(before, after, 'round %d reply with ECE (first flight %d)'
                   % (r, flight))
     pe.send(pe.data(b'R' * REPLY, flags=F_ACK | F_PSH))

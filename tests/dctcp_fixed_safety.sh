@@ -28,8 +28,9 @@
 require_root
 require_disruptive "changes tcp_dctcp_fixed parameters and the global allowed congestion controls, unloads the module"
 require_cmd ip ss python3 modprobe rmmod
-# A tcp_dctcp_fixed the host had loaded comes back with its parameters.
-module_restore_on_exit tcp_dctcp_fixed
+# A tcp_dctcp_fixed the host had loaded comes back with its parameters; one
+# it had not is unloaded.
+module_return_on_exit tcp_dctcp_fixed
 modprobe tcp_dctcp_fixed 2>/dev/null || skip "tcp_dctcp_fixed not installed for $(uname -r)"
 MOD=tcp_dctcp_fixed
 PARAMS=/sys/module/$MOD/parameters
@@ -170,7 +171,7 @@ check "rmmod allowed after the sockets closed" unload
 # namespace default
 modprobe "$MOD"
 allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
-on_exit sysctl -qw "net.ipv4.tcp_allowed_congestion_control=$allowed"
+on_exit "sysctl -qw $(printf %q "net.ipv4.tcp_allowed_congestion_control=$allowed")"
 case " $allowed " in
 *" dctcp_fixed "*) ;;
 *) sysctl -qw "net.ipv4.tcp_allowed_congestion_control=$allowed dctcp_fixed" ;;

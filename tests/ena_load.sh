@@ -17,7 +17,7 @@ esac
 # network (tests/host/ena_guard.sh proves this guard on a fake sysfs).
 ena_in_use && skip "ENA device in use here ($ENA_IN_USE): not unloading its driver under the network (see ena_hw.sh)"
 require_disruptive "loads and unloads ena 20 times"
-module_restore_on_exit ena
+module_return_on_exit ena
 check "modprobe itself resolves ena to updates/dkms" \
 	bash -c "modprobe --show-depends ena | grep -q '/updates/dkms/ena\.ko'"
 check "modinfo version ends in -tailfix$ver" bash -c "modinfo -F version ena | grep -q -- '-tailfix$ver\$'"

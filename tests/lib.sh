@@ -144,6 +144,24 @@ module_restore_on_exit() {
 	on_exit "modprobe -r $mod; modprobe $mod$args"
 }
 
+# module_unloaded MOD: MOD is not loaded (unloading it if it is).
+module_unloaded() {
+	[ -e "$TAILFIX_SYSFS/module/$1" ] && modprobe -r "$1" 2>/dev/null
+	[ ! -e "$TAILFIX_SYSFS/module/$1" ]
+}
+
+# module_return_on_exit MOD: whatever the test does to MOD, on exit it is
+# as it is now: reloaded with its present parameters when it is loaded now
+# (module_restore_on_exit), unloaded when it is not -- retried for up to
+# 10 s while the sockets of deleted namespaces still hold it.
+module_return_on_exit() {
+	if [ -e "$TAILFIX_SYSFS/module/$1/initstate" ]; then
+		module_restore_on_exit "$1"
+	else
+		on_exit "wait_for 10 module_unloaded $1"
+	fi
+}
+
 require_cmd() {
 	local c
 	for c in "$@"; do
@@ -153,6 +171,7 @@ require_cmd() {
 
 # require_module mod: load it (kernel module or one of ours) or skip.
 require_module() {
+	module_return_on_exit "$1"
 	modprobe "$1" 2>/dev/null || skip "module $1 not available for $(uname -r)"
 }
 
@@ -284,6 +303,40 @@ taint_new() {
 	[ -z "$out" ] && return 0
 	echo "${out% }"
 	return 1
+}
+
+# ---- what a test must leave as it found it ------------------------------------
+
+# host_state: our modules (loaded or not, and each readable parameter) and
+# the TCP sysctls a test may touch, one line each.  run_tests.sh compares it
+# before and after every program: a program that leaves a module loaded
+# with other parameters (a fault-injecting tsq_probe after a timeout), or
+# unloaded, or a sysctl changed, fails.  TAILFIX_SYSFS and TAILFIX_PROCFS
+# replace /sys and /proc (the harness self-test fakes them).
+STATE_MODULES="tsq_probe tcp_dctcp_fixed ena"
+STATE_SYSCTLS="tcp_congestion_control tcp_allowed_congestion_control tcp_autocorking tcp_ecn"
+host_state() {
+	local m p s
+	for m in $STATE_MODULES; do
+		if [ ! -d "$TAILFIX_SYSFS/module/$m" ]; then
+			echo "module $m: not loaded"
+			continue
+		fi
+		echo "module $m: loaded"
+		for p in "$TAILFIX_SYSFS/module/$m/parameters"/*; do
+			[ -f "$p" ] || continue
+			echo "module $m: ${p##*/}=$(cat "$p" 2>/dev/null)"
+		done
+	done
+	for s in $STATE_SYSCTLS; do
+		echo "sysctl net.ipv4.$s=$(cat "${TAILFIX_PROCFS:-/proc}/sys/net/ipv4/$s" 2>/dev/null)"
+	done
+}
+
+# state_diff BEFORE AFTER: the lines that differ, "- was" / "+ now".
+state_diff() {
+	diff <(printf '%s\n' "$1") <(printf '%s\n' "$2") |
+		sed -n 's/^< /- /p; s/^> /+ /p'
 }
 
 # ---- namespaces and topologies ------------------------------------------------
@@ -484,9 +537,13 @@ kv() { awk -v k="$2" -F '[= ]' '$1 == k { print $2; exit }' "$1"; }
 require_tsq_probe() {
 	require_root
 	modinfo tsq_probe >/dev/null 2>&1 || skip "tsq_probe is not installed for $(uname -r)"
+	if [ -e "$TAILFIX_SYSFS/module/tsq_probe" ]; then
+		require_disruptive "tsq_probe is loaded here and the test unloads it"
+	fi
+	# whatever the test loads (a fault-injecting tsq_probe) is gone when it
+	# ends, also when it fails or the runner's timeout kills it
+	module_return_on_exit tsq_probe
 	[ -e "$TAILFIX_SYSFS/module/tsq_probe" ] || return 0
-	require_disruptive "tsq_probe is loaded here and the test unloads it"
-	module_restore_on_exit tsq_probe
 	modprobe -r tsq_probe || fail "modprobe -r tsq_probe: it is loaded and cannot be unloaded"
 }
 

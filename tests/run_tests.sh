@@ -10,7 +10,10 @@
 #     a WARN, BUG, oops, lockdep, KASAN or RCU-stall line fails the program;
 #   - /proc/sys/kernel/tainted is compared with its value before: a new
 #     flag other than O and E (our out-of-tree, unsigned modules) and those
-#     the program declares ("# taint-expected: N ...") fails it.
+#     the program declares ("# taint-expected: N ...") fails it;
+#   - our modules (loaded or not, their parameters) and the TCP sysctls a
+#     test may touch (host_state) must be as they were before: a program
+#     that leaves them changed fails, whatever it printed.
 # A skipped program's line carries its reason: "ok N name # SKIP reason".
 # The last line is "N passed, N failed, N skipped".
 
@@ -19,7 +22,7 @@ cd "$(dirname "$0")" || exit 1
 trap - EXIT
 
 timeout_s=$(sed -n 's/^timeout=//p' settings 2>/dev/null)
-timeout_s=${timeout_s:-600}
+timeout_s=${TAILFIX_TEST_TIMEOUT:-${timeout_s:-600}}
 can_dmesg=0
 [ -n "$(_kmsg_dump | head -1)" ] && can_dmesg=1
 out=$(mktemp)
@@ -34,6 +37,7 @@ for prog in "$@"; do
 	name="selftests: tailfix: $prog"
 	[ "$can_dmesg" -eq 1 ] && dmesg_mark
 	taint0=$(taint_read)
+	state0=$(host_state)
 	if [ ! -x "$prog" ]; then
 		echo "not ok $n $name # not executable"
 		failn=$((failn + 1))
@@ -49,6 +53,12 @@ for prog in "$@"; do
 	fi
 	if ! taints=$(TAINT_OK="$TAINT_OK$(taint_expected "$prog")" taint_new "$taint0" "$(taint_read)"); then
 		echo "# kernel taint after $prog: new flags $taints (was $taint0, now $(taint_read))"
+		[ "$rc" -eq 124 ] || rc=1
+	fi
+	changed=$(state_diff "$state0" "$(host_state)")
+	if [ -n "$changed" ]; then
+		echo "# $prog left the host changed:"
+		printf '%s\n' "$changed" | sed 's/^/#   /'
 		[ "$rc" -eq 124 ] || rc=1
 	fi
 	case $rc in

@@ -22,7 +22,6 @@ res=$(mktemp -d)
 on_exit "rm -rf $res"
 dmesg_mark
 modprobe tsq_probe fault_inject=1 fault_ppm=300000 recover=1 || fail "modprobe tsq_probe"
-on_exit "modprobe -r tsq_probe"
 
 ip netns exec "$NS_SRV" python3 "$PY" server --bind "$SRV_ADDR" --port 6200 --mode blast \
 	--seconds "$SECONDS_RUN" --once --ready "$res/ready" >"$res/server" 2>&1 &

@@ -10,7 +10,6 @@ require_tsq_probe
 require_disruptive "loads tsq_probe, whose recovery pushes stalled sockets of the whole host, and unloads it"
 require_cmd tc nstat
 modprobe tsq_probe || fail "modprobe tsq_probe"
-on_exit "modprobe -r tsq_probe"
 
 rr_setup
 res=$(mktemp -d)

@@ -30,7 +30,6 @@ res=$(mktemp -d)
 on_exit "rm -rf $res"
 
 modprobe tsq_probe fault_inject=1 recover=0 || fail "modprobe tsq_probe fault_inject=1"
-on_exit "modprobe -r tsq_probe"
 
 echo 1 >/sys/kernel/tsq_probe/reset
 rr_measure "$res/base" "${LOAD[@]}" || fail "baseline run"

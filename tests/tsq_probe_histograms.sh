@@ -37,7 +37,6 @@ on_exit "kill $!"
 wait_for 20 test -e "$res/ready" || fail "bulk server did not start"
 
 modprobe tsq_probe || fail "modprobe tsq_probe"
-on_exit "modprobe -r tsq_probe"
 
 # veth_link SRV_DEV CLI_DEV: a veth pair, SRV_DEV in NS_SRV, CLI_DEV in NS_CLI, up.
 veth_link() {

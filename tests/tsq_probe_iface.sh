@@ -19,7 +19,6 @@ res=$(mktemp -d)
 on_exit "rm -rf $res"
 
 modprobe tsq_probe || fail "modprobe tsq_probe"
-on_exit "modprobe -r tsq_probe"
 check "stats is mode 0400" test "$(stat -c %a /sys/kernel/tsq_probe/stats)" = 400
 check "histograms is mode 0400" test "$(stat -c %a /sys/kernel/tsq_probe/histograms)" = 400
 if command -v setpriv >/dev/null; then

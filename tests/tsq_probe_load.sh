@@ -32,7 +32,6 @@ from_dkms() { modinfo -n tsq_probe | grep -q '/updates/dkms/'; }
 check "modinfo shows version $ver" has_version
 check "module file is under updates/dkms" from_dkms
 check "modprobe tsq_probe" modprobe tsq_probe
-on_exit "modprobe -r tsq_probe"
 
 mapfile -t keys < <(doc_keys "$TAILFIX_ROOT/tsq_probe/README.md")
 log "keys documented in tsq_probe/README.md: ${keys[*]}"

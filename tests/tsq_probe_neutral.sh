@@ -60,7 +60,6 @@ for f in $FLOWS; do
 done
 
 modprobe tsq_probe || fail "modprobe tsq_probe"
-on_exit "modprobe -r tsq_probe"
 for f in $FLOWS; do
 	echo 1 >/sys/kernel/tsq_probe/reset
 	run_flow "$f" "$res/$f.mod" || fail "$f with the module"

@@ -273,6 +273,44 @@ check "taint_expected: the fault-injecting tests declare N, tsq_probe_load.sh no
 	eval '[ "$(cd "$TESTS_DIR" && taint_expected tsq_probe_fault.sh)" = N ] &&
 		[ -z "$(cd "$TESTS_DIR" && taint_expected tsq_probe_load.sh)" ]'
 
+# A program that leaves our modules or the TCP sysctls changed fails, even
+# when it passed; one killed by the timeout still runs its cleanup (bash
+# runs the EXIT trap of lib.sh when SIGTERM ends it).
+sr=$TMP/stateroot
+export TAILFIX_SYSFS=$sr/sys TAILFIX_PROCFS=$sr/proc
+mkdir -p "$sr/sys/module/tsq_probe/parameters" "$sr/proc/sys/net/ipv4"
+fi_param=$sr/sys/module/tsq_probe/parameters/fault_inject
+echo N >"$fi_param"
+echo cubic >"$sr/proc/sys/net/ipv4/tcp_congestion_control"
+mkt leaves.sh "echo Y >$fi_param; exit 0"
+mkt restores.sh "on_exit 'echo N >$fi_param'; echo Y >$fi_param; exit 0"
+mkt unloads.sh "rm -r $sr/sys/module/tsq_probe; exit 0"
+mkt sysctl.sh "echo dctcp_fixed >$sr/proc/sys/net/ipv4/tcp_congestion_control; exit 0"
+# the sleep is what the timeout interrupts, not a synchronisation
+mkt hangs.sh "on_exit 'echo N >$fi_param'; echo Y >$fi_param; sleep 60; exit 0"
+state_run() {	# state_run PROG KTAP-LINE [TIMEOUT]: from the initial state
+	rm -rf "$sr/sys/module/tsq_probe"
+	mkdir -p "$sr/sys/module/tsq_probe/parameters"
+	echo N >"$fi_param"
+	echo cubic >"$sr/proc/sys/net/ipv4/tcp_congestion_control"
+	(cd "$TESTS_DIR" && TAILFIX_TEST_TIMEOUT=${3:-60} ./run_tests.sh "$rel/$1") >"$fake/state.txt" 2>&1
+	sed -n 's/^# \(.*left the host changed\)/# \1/p; s/^#   \([-+] .*\)/#   \1/p' "$fake/state.txt"
+	grep -qx "$2" "$fake/state.txt"
+}
+check "run_tests: a module parameter left changed fails a passing program" \
+	state_run leaves.sh "not ok 1 selftests: tailfix: $rel/leaves.sh # exit=1"
+check "run_tests: a parameter changed and restored passes" \
+	state_run restores.sh "ok 1 selftests: tailfix: $rel/restores.sh"
+check "run_tests: a module left unloaded fails" \
+	state_run unloads.sh "not ok 1 selftests: tailfix: $rel/unloads.sh # exit=1"
+check "run_tests: a TCP sysctl left changed fails" \
+	state_run sysctl.sh "not ok 1 selftests: tailfix: $rel/sysctl.sh # exit=1"
+check "run_tests: a program killed by the timeout still restores (TIMEOUT, no change left)" \
+	eval 'state_run hangs.sh "not ok 1 selftests: tailfix: $rel/hangs.sh # TIMEOUT 2s" 2 &&
+		! grep -q "left the host changed" "$fake/state.txt" && [ "$(cat "$fi_param")" = N ]'
+export TAILFIX_SYSFS=/sys
+unset TAILFIX_PROCFS
+
 # ---- run.sh around a fake QEMU: results from the disk, cancel kills it ----
 fq=$TMP/fakeqemu
 mkdir -p "$fq/bin" "$fq/cache/amd64/t.root/boot" "$fq/res"

@@ -72,7 +72,8 @@ echo live >"$tmp/sys/module/tsq_probe/initstate"
 echo Y >"$tmp/sys/module/tsq_probe/parameters/fault_inject"
 echo 300 >"$tmp/sys/module/tsq_probe/parameters/fault_ppm"
 echo N >"$tmp/sys/module/tsq_probe/parameters/recover"
-printf '#!/bin/sh\necho "modprobe $*" >>"$FAKE_LOG"\n' >"$tmp/bin/modprobe"
+# (FAKE_RM=1: "modprobe -r MOD" also removes the fake /sys/module/MOD)
+printf '#!/bin/sh\necho "modprobe $*" >>"$FAKE_LOG"\n[ "$FAKE_RM$1" = 1-r ] && rm -rf "$TAILFIX_SYSFS/module/$2"\nexit 0\n' >"$tmp/bin/modprobe"
 printf '#!/bin/sh\necho "modinfo $*" >>"$FAKE_LOG"\necho /lib/modules/x/updates/dkms/tsq_probe.ko\n' >"$tmp/bin/modinfo"
 chmod +x "$tmp/bin/"*
 # fake_host NAME 'VAR=VALUE ...' 'commands': in lib.sh on the fake host;
@@ -102,6 +103,9 @@ check "tsq_probe loaded, disruptive: unloaded, then reloaded with its parameters
 fake_host notloaded "TAILFIX_DISRUPTIVE=1" 'module_restore_on_exit other'
 check "module_restore_on_exit: a module that was not loaded is not loaded on exit" \
 	test ! -s "$tmp/notloaded.log"
+fake_host ret "FAKE_RM=1" 'module_return_on_exit loadedbytest; mkdir -p "$TAILFIX_SYSFS/module/loadedbytest"'
+check "module_return_on_exit: a module the test loaded is unloaded on exit" \
+	eval 'grep -qx "modprobe -r loadedbytest" "$tmp/ret.log" && [ ! -e "$tmp/sys/module/loadedbytest" ]'
 
 # ---- doc_keys / stats_has_keys -------------------------------------------------------
 mapfile -t keys < <(doc_keys "$TAILFIX_ROOT/tsq_probe/README.md")
