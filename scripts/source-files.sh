@@ -10,12 +10,13 @@
 #    three module directories, with their READMEs;
 #  - in a git checkout, the tracked files only (nothing built, nothing
 #    stray); elsewhere (a release tarball), the files found there;
+#  - not ena/upstream/ (the series for sending upstream, not built);
 #  - never a build product (*.ko, *.o, ena/build-*/, ...) or a VCS file
 #    (.git, .gitignore), whichever way the list was made.
 set -euo pipefail
 top=$(cd "${1:-$(dirname "$0")/..}" && pwd)
 paths=(dkms.conf Makefile scripts tsq_probe tcp_dctcp_fixed ena)
-junk='(^|/)(\.git(/|$|ignore$|attributes$|modules$)|\.tailfix-probe/|\.tmp_versions/|build-[^/]*/|[^/]*\.(ko|ko\.[a-z]+|o|mod|mod\.c|cmd|order|symvers)$)'
+junk='^ena/upstream(-out)?/|(^|/)(\.git(/|$|ignore$|attributes$|modules$)|\.tailfix-probe/|\.tmp_versions/|build-[^/]*/|[^/]*\.(ko|ko\.[a-z]+|o|mod|mod\.c|cmd|order|symvers)$)'
 cd "$top"
 if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$top" ]; then
 	git ls-files -z -- "${paths[@]}"
