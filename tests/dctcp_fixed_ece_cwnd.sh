@@ -11,8 +11,10 @@
 # after nor a new ssthresh may exceed the window before the signal -- the
 # cwnd, or inside a CWR episode the ssthresh that episode set (PRR may
 # bring cwnd back up to it, and the end of an episode restores it, in the
-# core, for every congestion control).  Initial windows 2, 4 and 10 (route initcwnd) make windows below
-# and above the old floor.  The same patterns run against in-tree dctcp
+# core, for every congestion control); a new ssthresh of 2, DCTCP's floor
+# for ssthresh, is allowed.  Initial windows 1, 2, 4 and 10 (route
+# initcwnd) make windows below, at and above the floor of 2.  The same
+# patterns run against in-tree dctcp
 # (which the rule also holds for), for dctcp_fixed with min_cwnd_after_ce
 # 2 and 1.  Against the module before this rule (min_cwnd_after_ce=10, the
 # old maximum) the test fails: ECE raised cwnd from 4 to 10.
@@ -30,16 +32,17 @@ PEER="$TESTS_DIR/dctcp_fixed_peer.py"
 topo_raw_peer
 
 port=5600
-# run CC INITCWND REPLY_PATTERN MID_PATTERN: one peer run, verdict in $?
+# run CC INITCWND REPLY_PATTERN MID_PATTERN [REQUEST_BYTES]: one peer run,
+# verdict in $?
 run() {
-	local cc=$1 icw=$2 rp=$3 mp=$4 out rc
+	local cc=$1 icw=$2 rp=$3 mp=$4 req=${5:-8000} out rc
 	port=$((port + 1))
 	ip -n "$NS_K" route replace 198.18.0.0/24 dev veth0 src "$KIP" initcwnd "$icw" ||
 		fail "route initcwnd $icw"
 	out=$(ip netns exec "$NS_P" python3 "$PEER" --case ece-cwnd --cc "$cc" \
 		--kns "$NS_K" --kip "$KIP" --kmac "$KMAC" --pip "$PIP" \
 		--kport "$port" --pport $((port + 30000)) --trials 6 \
-		--req 8000 --mss 1000 --reply-ece "$rp" --mid-ece "$mp" 2>&1)
+		--req "$req" --mss 1000 --reply-ece "$rp" --mid-ece "$mp" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | sed -n 's/^# /#   /p; s/^RESULT /#   RESULT /p'
 	# a run that judged nothing proves nothing
@@ -47,13 +50,16 @@ run() {
 	return $rc
 }
 
-CASES="2:1111:0 4:1111:0 4:1010:01 10:1111:1 10:0110:001 10:1011:0"
+# INITCWND:REPLY:MID[:REQUEST_BYTES].  The one-segment requests from an
+# initial window of 1 put the ECE reply on a window of 1, the case where
+# a floor of 2 would raise cwnd (test mutant 4 of tcp_dctcp_fixed.c).
+CASES="2:1111:0 4:1111:0 4:1010:01 10:1111:1 10:0110:001 10:1011:0 1:1111:0:1000 1:1011:1:3000"
 # every case for one congestion control and one setting of the floor
 all_cases() {
-	local cc=$1 spec icw rp mp
+	local cc=$1 spec icw rp mp req
 	for spec in $CASES; do
-		IFS=: read -r icw rp mp <<<"$spec"
-		run "$cc" "$icw" "$rp" "$mp" || return 1
+		IFS=: read -r icw rp mp req <<<"$spec"
+		run "$cc" "$icw" "$rp" "$mp" "$req" || return 1
 	done
 }
 

@@ -753,8 +753,10 @@ def case_ece_cwnd(pe, rounds, req, mss, reply_pat, mid_pat):
         # ssthresh that episode set, which the core may legitimately bring
         # cwnd back up to (PRR below ssthresh, the end of the episode
         # restoring cwnd = ssthresh) before reducing again.
+        # A new ssthresh of 2 is DCTCP's floor for ssthresh (in-tree
+        # dctcp's too): a window of 1 may get ssthresh 2, never cwnd 2.
         ref = cw_b if st_b < 2 else max(cw_b, ss_b)
-        if cw_a > ref or (ss_a != ss_b and ss_a > ref):
+        if cw_a > ref or (ss_a != ss_b and ss_a > max(ref, 2)):
             res['raised'] += 1
             log('ECE RAISED the window: ' + desc)
         elif len(trace) < 12:
