@@ -7,14 +7,21 @@
 #   fault_r0    fault_ppm=300000 (30% of completions miss TSQ_THROTTLED), recover=0;
 #   fault_r1    the same fault, recover=1;
 #   cost        closed-loop transactions/s without and with tsq_probe loaded,
-#               alternated (A B A B) to cancel drift.
+#               alternated (A B A B) to cancel drift;
+#   autocork_off the same fault, recover=0, net.ipv4.tcp_autocorking=0 in
+#               both namespaces: what operators do today instead (issue 9,
+#               2.5).  Compared with fault_r1 (autocorking on, tsq_probe
+#               recovering) on the tail, the server's segments per request,
+#               guest CPU per request, closed-loop transactions/s
+#               (alternated rounds, "vs.txt") and a small-write stream
+#               (iperf3 -N -l 64: MB/s and segments per MB, "stream.txt").
 # Open loop at a fixed rate, latency from each request's intended send time.
 # The server answers each request with a 1200-byte body and a 7-byte trailer
 # under TCP_NODELAY: the shape that autocorks (a larger write, then a small
 # one) and fits in one segment, so the client's delayed ACK is the only
 # thing that ends a lost wake-up (see DESIGN.md).
-# Writes OUTDIR/{nofault,fault_r0,fault_r1}.{txt,raw,stats,hist}, cost.txt,
-# summary.txt.
+# Writes OUTDIR/{nofault,fault_r0,fault_r1,autocork_off}.{txt,raw,stats,hist},
+# cost.txt, vs.txt, stream.txt, summary.txt.
 TESTS=$(cd "$(dirname "$0")/../tests" && pwd)
 . "$TESTS/lib.sh"
 out=${1:?usage: tsq_bench.sh OUTDIR [REQUESTS]}
@@ -29,12 +36,26 @@ LOAD=(--requests "$N" --rate 80 --conns 4 --slow-ms 30 --delack)
 	echo "qdisc: $(ip netns exec "$NS_SRV" tc qdisc show dev "$SRV_DEV" | head -1)"
 } >"$out/setup.txt"
 
+# autocork 0|1: net.ipv4.tcp_autocorking of both namespaces (per netns).
+autocork() {
+	ip netns exec "$NS_SRV" sysctl -qw net.ipv4.tcp_autocorking="$1" &&
+		ip netns exec "$NS_CLI" sysctl -qw net.ipv4.tcp_autocorking="$1"
+}
+# segs NS: TcpOutSegs of the namespace so far; busy: the guest's busy CPU
+# time so far, in clock ticks (user+nice+system+irq+softirq).
+segs() { ip netns exec "$1" nstat -az TcpOutSegs | awk '$1 == "TcpOutSegs" { print $2 }'; }
+busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+
 modprobe tsq_probe fault_inject=1 || fail "modprobe tsq_probe"
 run() {	# run NAME PPM RECOVER
+	local s0 c0
 	echo "$3" >/sys/module/tsq_probe/parameters/recover
 	echo "$2" >/sys/module/tsq_probe/parameters/fault_ppm
 	echo 1 >/sys/kernel/tsq_probe/reset
+	s0=$(segs "$NS_SRV") c0=$(busy)
 	rr_measure "$out/$1.txt" "${LOAD[@]}" --raw "$out/$1.raw" || fail "$1 run"
+	echo "server_segs=$(($(segs "$NS_SRV") - s0))" >>"$out/$1.txt"
+	echo "busy_ticks=$(($(busy) - c0))" >>"$out/$1.txt"
 	cp /sys/kernel/tsq_probe/stats "$out/$1.stats"
 	cp /sys/kernel/tsq_probe/histograms "$out/$1.hist"
 	echo 0 >/sys/module/tsq_probe/parameters/fault_ppm
@@ -43,6 +64,43 @@ run() {	# run NAME PPM RECOVER
 run nofault 0 1
 run fault_r0 300000 0
 run fault_r1 300000 1
+autocork 0 || fail "net.ipv4.tcp_autocorking=0"
+on_exit "ip netns exec $NS_SRV sysctl -qw net.ipv4.tcp_autocorking=1; ip netns exec $NS_CLI sysctl -qw net.ipv4.tcp_autocorking=1"
+run autocork_off 300000 0
+autocork 1
+
+# The same two set-ups closed loop (transactions/s, segments per
+# transaction), and a small-write stream, in alternated rounds.
+: >"$out/vs.txt"
+: >"$out/stream.txt"
+VS_S=${TSQ_VS_SECONDS:-$COST_S}
+[ "$VS_S" -gt 0 ] || VS_S=20
+ip netns exec "$NS_SRV" iperf3 -s -D -B "$SRV_ADDR" -p 5299 >/dev/null 2>&1 ||
+	log "iperf3 server did not start: no stream comparison"
+on_exit "ip netns pids $NS_SRV | xargs -r kill"
+echo 300000 >/sys/module/tsq_probe/parameters/fault_ppm
+for round in 1 2 3; do
+	for mode in autocork_on_r1 autocork_off_r0; do
+		case $mode in
+		autocork_on_r1) autocork 1; echo 1 >/sys/module/tsq_probe/parameters/recover ;;
+		*) autocork 0; echo 0 >/sys/module/tsq_probe/parameters/recover ;;
+		esac
+		s0=$(segs "$NS_SRV") c0=$(busy)
+		rr_run "$out/vs-$mode-$round.txt" --closed --duration "$VS_S" --conns 4 || fail "vs run"
+		echo "$mode $round $(kv "$out/vs-$mode-$round.txt" tps) $(kv "$out/vs-$mode-$round.txt" requests)" \
+			"$(($(segs "$NS_SRV") - s0)) $(($(busy) - c0))" >>"$out/vs.txt"
+		s0=$(segs "$NS_CLI")
+		if ip netns exec "$NS_CLI" iperf3 -c "$SRV_ADDR" -p 5299 -N -l 64 -t 10 -J \
+			>"$out/stream-$mode-$round.json" 2>&1; then
+			python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))["end"]["sum_sent"]
+print(j["bytes"], "%.3f" % j["seconds"])' "$out/stream-$mode-$round.json" |
+				{ read -r b t; echo "$mode $round $b $t $(($(segs "$NS_CLI") - s0))"; } >>"$out/stream.txt"
+		fi
+	done
+done
+echo 0 >/sys/module/tsq_probe/parameters/fault_ppm
+autocork 1
 modprobe -r tsq_probe
 
 if [ "$COST_S" -gt 0 ]; then
@@ -62,7 +120,7 @@ fi
 {
 	cat "$out/setup.txt"
 	printf '\n%-10s %8s %8s %8s %8s %8s %8s %8s %8s\n' run p50 p99 p99.9 p99.99 max ">=30ms" lost recov
-	for r in nofault fault_r0 fault_r1; do
+	for r in nofault fault_r0 fault_r1 autocork_off; do
 		f=$out/$r.txt
 		printf '%-10s %8.2f %8.2f %8.2f %8.2f %8.2f %8d %8d %8d\n' "$r" \
 			"$(kv "$f" p50_us)e-3" "$(kv "$f" p99_us)e-3" "$(kv "$f" p999_us)e-3" \
@@ -80,6 +138,34 @@ fi
 		   for (i = 1; i <= nb; i++) { acc += c[i]; if (acc >= n * 0.99) break }
 		   printf "recovery delay p99 <= %.3f ms over %d recoveries (target p99 <= 1 ms): %s\n",
 			  hi[i] / 1e6, n, hi[i] <= 1e6 ? "met" : "NOT met" }' "$out/fault_r1.hist"
+	# Issue 9, 2.5: autocorking off (what operators do today) against
+	# autocorking on with tsq_probe recovering, under the same fault.
+	echo
+	echo "autocorking off (recover=0) vs autocorking on + tsq_probe recover=1, fault 30%:"
+	for r in fault_r1 autocork_off; do
+		f=$out/$r.txt
+		awk -v r="$r" -v n="$(kv "$f" requests)" -v sg="$(kv "$f" server_segs)" \
+		    -v b="$(kv "$f" busy_ticks)" \
+		    -v hz="$(getconf CLK_TCK)" -v p99="$(kv "$f" p99_us)" -v p4="$(kv "$f" p9999_us)" \
+		    -v slow="$(kv "$f" slow)" 'BEGIN {
+			printf "  %-13s segs/request %.2f  cpu ms/request %.3f  p99 %.2f ms  p99.99 %.2f ms  >=30ms %d\n",
+			       r, sg / n, 1000 * b / hz / n, p99 / 1000, p4 / 1000, slow }'
+	done
+	if [ -s "$out/vs.txt" ]; then
+		awk -v hz="$(getconf CLK_TCK)" '{ tps[$1] += $3; req[$1] += $4; sg[$1] += $5; cpu[$1] += $6; n[$1]++ }
+		     END { for (m in n) printf "  closed loop %-16s tps %.0f  segs/transaction %.2f  cpu ms/transaction %.3f (%d rounds)\n",
+			   m, tps[m] / n[m], sg[m] / req[m], 1000 * cpu[m] / hz / req[m], n[m]
+			   if (n["autocork_on_r1"] && n["autocork_off_r0"])
+				printf "  tps autocorking off / on+tsq_probe: %.3fx; segs/transaction: %.3fx\n",
+				       tps["autocork_off_r0"] / tps["autocork_on_r1"],
+				       (sg["autocork_off_r0"] / req["autocork_off_r0"]) / (sg["autocork_on_r1"] / req["autocork_on_r1"]) }' \
+			"$out/vs.txt"
+	fi
+	if [ -s "$out/stream.txt" ]; then
+		awk '{ by[$1] += $3; t[$1] += $4; sg[$1] += $5; n[$1]++ }
+		     END { for (m in n) printf "  stream -l 64 %-16s %.2f MB/s  segs/MB %.0f (%d rounds)\n",
+			   m, by[m] / t[m] / 1e6, sg[m] / (by[m] / 1e6), n[m] }' "$out/stream.txt"
+	fi
 	if [ -s "$out/cost.txt" ]; then
 		awk '$1 == "without" { w += $3; nw++ } $1 == "with" { m += $3; nm++ }
 		     END { printf "tps without tsq_probe %.0f, with %.0f: cost %.1f%% (target <= 3%%)\n",
