@@ -29,13 +29,27 @@
 #
 # Where the source comes from, first match wins:
 #   1. ENA_SRC=PATH: a kernel source tree, the ENA driver directory itself
-#      (the one holding ena_netdev.c), or a tarball of either.
+#      (the one holding ena_netdev.c), or a tarball of either; or Amazon's
+#      out-of-tree driver: an amzn-drivers checkout, its kernel/linux/ena
+#      directory, or a release tarball of it (see "amzn-drivers" below).
 #   2. /lib/modules/KVER/source, if it holds drivers/net/ethernet/amazon/ena/.
 #   3. The distribution's kernel source package for KVER's series X.Y
 #      (6.1.0-57-cloud-amd64 -> 6.1): /usr/src/linux-source-X.Y.tar.*
 #      (Debian), /usr/src/linux-source-X.Y.*/linux-source-X.Y.*.tar.* (Ubuntu)
 #      or an already unpacked /usr/src/linux-source-X.Y[.*]/ tree.
+#   4. An amzn-drivers checkout under /usr/src (/usr/src/amzn-drivers*/,
+#      the newest), where Amazon's instructions put it: on Amazon Linux and
+#      RHEL there is no kernel source package.
 #   Only the ENA files are extracted from a tarball.
+#
+# amzn-drivers: the out-of-tree driver builds from kernel headers alone; its
+# own configure.sh compile-tests the kernel's features.  It already rings
+# the doorbell on the drop path (2.12.0 and later), so the in-tree series
+# does not apply: patches/amzn-X.Y (X.Y of its DRV_MODULE_GEN version, 2.17
+# for 2.17.0) adds the drop-doorbell counter, the NAPI statistics fix and
+# the version suffix.  OUTDIR then holds its ena/ and common/ directories
+# and a file .amzn-drivers with its version; ena/Makefile builds it with
+# its own Makefile.
 #
 # A source whose ena_start_xmit() drop path already rings the TX doorbell
 # (this package's fix, Amazon's variant in amzn-drivers >= 2.12.0, or the
@@ -133,7 +147,7 @@ SERIES=$(printf '%s\n' "$KVER" | sed -n 's/^\([0-9]\{1,\}\.[0-9]\{1,\}\).*/\1/p'
 [ -n "$SERIES" ] || die 1 "cannot tell the kernel series (X.Y) of '$KVER'"
 PATCHES=$HERE/patches/${ENA_SERIES:-$SERIES}
 
-how_to="install linux-source-$SERIES (apt-get install linux-source-$SERIES) or set ENA_SRC=<kernel tree | ENA directory | tarball>"
+how_to="install linux-source-$SERIES (apt-get install linux-source-$SERIES) or set ENA_SRC=<kernel tree | ENA directory | amzn-drivers checkout | tarball>"
 
 is_tarball()
 {
@@ -149,7 +163,20 @@ locate_source()
 	local d t
 
 	if [ -n "${ENA_SRC:-}" ]; then
-		if [ -f "$ENA_SRC/$ENA_REL/ena_netdev.c" ]; then
+		if [ -f "$ENA_SRC/kernel/linux/ena/configure.sh" ] &&
+		   [ -f "$ENA_SRC/kernel/linux/ena/ena_netdev.c" ]; then
+			SRC_KIND=amzn SRC_PATH=$ENA_SRC/kernel/linux
+			SRC_DESC="amzn-drivers checkout ENA_SRC=$ENA_SRC"
+		elif [ -f "$ENA_SRC/configure.sh" ] && [ -f "$ENA_SRC/ena_netdev.c" ] &&
+		     [ -d "$ENA_SRC/../common/ena_com" ]; then
+			SRC_KIND=amzn SRC_PATH=$(cd "$ENA_SRC/.." && pwd)
+			SRC_DESC="amzn-drivers ENA directory ENA_SRC=$ENA_SRC"
+		elif is_tarball "$ENA_SRC" && [ -r "$ENA_SRC" ] &&
+		     tar -tf "$ENA_SRC" 2>/dev/null | head -n 400 |
+		     grep -q '^[^/]*/kernel/linux/ena/configure\.sh$'; then
+			SRC_KIND=amzn-tarball SRC_PATH=$ENA_SRC
+			SRC_DESC="amzn-drivers tarball ENA_SRC=$ENA_SRC"
+		elif [ -f "$ENA_SRC/$ENA_REL/ena_netdev.c" ]; then
 			SRC_KIND=dir SRC_PATH=$ENA_SRC/$ENA_REL
 			SRC_DESC="kernel tree ENA_SRC=$ENA_SRC"
 		elif [ -f "$ENA_SRC/ena_netdev.c" ]; then
@@ -159,7 +186,7 @@ locate_source()
 			SRC_KIND=tarball SRC_PATH=$ENA_SRC
 			SRC_DESC="tarball ENA_SRC=$ENA_SRC"
 		else
-			die 2 "ENA_SRC=$ENA_SRC is not a kernel tree with $ENA_REL/, an ENA directory with ena_netdev.c, or a readable tarball"
+			die 2 "ENA_SRC=$ENA_SRC is not a kernel tree with $ENA_REL/, an ENA directory with ena_netdev.c, an amzn-drivers checkout, or a readable tarball"
 		fi
 		return 0
 	fi
@@ -190,13 +217,24 @@ locate_source()
 		fi
 	done
 
+	d=$(ls -d "$USR_SRC"/amzn-drivers*/kernel/linux 2>/dev/null | sort -V | tail -n1)
+	if [ -n "$d" ] && [ -f "$d/ena/configure.sh" ] && [ -f "$d/ena/ena_netdev.c" ]; then
+		SRC_KIND=amzn SRC_PATH=$d
+		SRC_DESC="amzn-drivers checkout ${d%/kernel/linux}"
+		return 0
+	fi
+
 	[ $probe -eq 1 ] && die 1 "no ENA source for $KVER: $how_to"
 	die 3 "no ENA source for $KVER: $how_to"
 }
 
 locate_source
-[ -f "$PATCHES/series" ] ||
-	die 4 "no patch series for kernel series ${ENA_SERIES:-$SERIES} ($PATCHES/series); available: $(cd "$HERE/patches" && echo */ | tr -d /)"
+# (an amzn-drivers source: its series is known once its version is read)
+case $SRC_KIND in
+amzn*) ;;
+*) [ -f "$PATCHES/series" ] ||
+	die 4 "no patch series for kernel series ${ENA_SERIES:-$SERIES} ($PATCHES/series); available: $(cd "$HERE/patches" && echo */ | tr -d /)" ;;
+esac
 
 case $mode in
 locate)
@@ -207,6 +245,8 @@ id)
 	echo "$SRC_KIND $SRC_PATH"
 	if [ "$SRC_KIND" = dir ]; then
 		stat -L -c '%n %s %Y' "$SRC_PATH"/*.[ch]
+	elif [ "$SRC_KIND" = amzn ]; then
+		stat -L -c '%n %s %Y' "$SRC_PATH"/ena/* "$SRC_PATH"/common/ena_com/*
 	else
 		stat -L -c '%n %s %Y' "$SRC_PATH"
 	fi
@@ -226,7 +266,13 @@ esac
 OUTDIR=${OUTDIR%/}
 WORK=$(mktemp -d "$OUTDIR.tmp.XXXXXX") || die 1 "cannot create a directory next to $OUTDIR"
 trap 'rm -rf "$WORK" ${PROBE_TMP:+"$PROBE_TMP"}' EXIT
-mkdir "$WORK/ena"
+# TREE: what is patched and built; an in-tree source is a flat ENA
+# directory, amzn-drivers keeps ena/ and common/ side by side.
+case $SRC_KIND in
+amzn*) TREE=$WORK/amzn ;;
+*) TREE=$WORK/ena ;;
+esac
+mkdir "$TREE"
 
 # The kernel version the source comes from, from its top-level Makefile.
 source_version()
@@ -271,10 +317,35 @@ tarball)
 	[ -n "$top" ] && SRC_VERSION=$(source_version "$WORK/x/$top")
 	rm -rf "$WORK/x"
 	;;
+amzn)
+	cp -pr "$SRC_PATH/ena" "$SRC_PATH/common" "$TREE/" ||
+		die 2 "cannot copy ena/ and common/ from $SRC_PATH"
+	;;
+amzn-tarball)
+	mkdir "$WORK/x"
+	tar -xf "$SRC_PATH" -C "$WORK/x" --wildcards '*/kernel/linux/ena' '*/kernel/linux/common' 2>/dev/null ||
+		die 2 "cannot extract kernel/linux/ena and kernel/linux/common from $SRC_PATH"
+	cp -pr "$WORK/x"/*/kernel/linux/ena "$WORK/x"/*/kernel/linux/common "$TREE/" ||
+		die 2 "no kernel/linux/ena in $SRC_PATH"
+	rm -rf "$WORK/x"
+	;;
+esac
+# amzn-drivers: its release (DRV_MODULE_GEN_*) picks the series.
+AMZN_VERSION=
+case $SRC_KIND in
+amzn*)
+	AMZN_VERSION=$(sed -n 's/^#define[[:space:]]*DRV_MODULE_GEN_\(MAJOR\|MINOR\|SUBMINOR\)[[:space:]]*\([0-9]*\).*/\2/p' \
+		"$TREE/ena/ena_netdev.h" 2>/dev/null | paste -sd. -)
+	[ -n "$AMZN_VERSION" ] || die 2 "$SRC_DESC: no DRV_MODULE_GEN_* version in ena/ena_netdev.h"
+	SRC_VERSION="amzn-drivers $AMZN_VERSION"
+	PATCHES=$HERE/patches/${ENA_SERIES:-amzn-${AMZN_VERSION%.*}}
+	[ -f "$PATCHES/series" ] ||
+		die 4 "no patch series for amzn-drivers $AMZN_VERSION ($PATCHES/series); available: $(cd "$HERE/patches" && echo */ | tr -d /)"
+	;;
 esac
 say "using ENA source of ${SRC_VERSION:-an unknown kernel version} from $SRC_DESC for $KVER"
 case $SRC_VERSION in
-"" | "$SERIES" | "$SERIES".*) ;;
+"" | "$SERIES" | "$SERIES".* | amzn-drivers*) ;;
 *) warn "the source is from $SRC_VERSION, the kernel is $KVER (series $SERIES)" ;;
 esac
 
@@ -310,10 +381,17 @@ doorbell_fix()
 	fi
 }
 
-if [ $pristine -eq 0 ]; then
+if [ $pristine -eq 0 ] && [ -z "$AMZN_VERSION" ]; then
 	fix=$(doorbell_fix "$WORK/ena")
 	[ -z "$fix" ] ||
 		die 5 "nothing to do: in-tree ena is fine ($SRC_DESC already rings the TX doorbell on the drop path: $fix)"
+fi
+# amzn-drivers has its own doorbell fix; the series adds the rest, and
+# needs that fix: an older release is not what patches/amzn-X.Y knows.
+if [ $pristine -eq 0 ] && [ -n "$AMZN_VERSION" ]; then
+	fix=$(doorbell_fix "$TREE/ena")
+	[ -n "$fix" ] || die 6 "$SRC_DESC does not ring the TX doorbell on the drop path: not a release patches/${PATCHES##*/} supports"
+	say "the drop-path doorbell is already there ($fix)"
 fi
 
 # patch(1) quietly, no fuzz, no questions, no backup files.
@@ -329,18 +407,18 @@ n=${#PATCH_LIST[@]}
 for ((i = 0; i < n; i++)); do
 	p=$PATCHES/${PATCH_LIST[i]}
 	[ -f "$p" ] || die 1 "patch ${PATCH_LIST[i]} is listed in $PATCHES/series but missing"
-	if try_patch "$WORK/ena" "$p" --dry-run; then
-		try_patch "$WORK/ena" "$p" || die 6 "${PATCH_LIST[i]} failed after a clean dry run"
+	if try_patch "$TREE" "$p" --dry-run; then
+		try_patch "$TREE" "$p" || die 6 "${PATCH_LIST[i]} failed after a clean dry run"
 		continue
 	fi
 	# Already fixed?  Either the rest of the series comes off in reverse
 	# order (a copy patched before) or this patch alone reverse-applies.
-	cp -a "$WORK/ena" "$WORK/rev"
+	cp -a "$TREE" "$WORK/rev"
 	fixed=1
 	for ((j = n - 1; j >= i; j--)); do
 		try_patch "$WORK/rev" "$PATCHES/${PATCH_LIST[j]}" -R || { fixed=0; break; }
 	done
-	if [ $fixed -eq 0 ] && try_patch "$WORK/ena" "$p" -R --dry-run; then
+	if [ $fixed -eq 0 ] && try_patch "$TREE" "$p" -R --dry-run; then
 		fixed=1
 	fi
 	if [ $fixed -eq 1 ]; then
@@ -351,30 +429,39 @@ done
 if [ $pristine -eq 1 ]; then
 	say "pristine source, no patch applied"
 else
-	say "applied $n patches from patches/${ENA_SERIES:-$SERIES}"
+	say "applied $n patches from patches/${PATCHES##*/}"
 fi
+[ -z "$AMZN_VERSION" ] || echo "$AMZN_VERSION" >"$TREE/.amzn-drivers"
 
 if [ $mode = probe ]; then
 	# Compile as ena/Makefile does, with the version it would give.
 	ver=${TAILFIX_VERSION:-$(sed -n 's/^PACKAGE_VERSION=//p' "$HERE/../dkms.conf" 2>/dev/null |
 				 head -n1 | tr -d "\"'")}
-	cp "$HERE/ena.kbuild" "$WORK/ena/Kbuild" || die 1 "cannot copy $HERE/ena.kbuild"
-	make -C "$KDIR" M="$WORK/ena" ENA_TAILFIX_VERSION="${ver:-unknown}" \
-		-j"$(nproc 2>/dev/null || echo 1)" modules >"$WORK/make.log" 2>&1
+	if [ -n "$AMZN_VERSION" ]; then
+		# its own Makefile: configure.sh, then Kbuild
+		make -C "$TREE/ena" BUILD_KERNEL="$KVER" KERNEL_BUILD_DIR="$KDIR" \
+			KCFLAGS="-DENA_TAILFIX_VERSION=\\\"${ver:-unknown}\\\"" \
+			-j"$(nproc 2>/dev/null || echo 1)" >"$WORK/make.log" 2>&1 &&
+			cp "$TREE/ena/ena.ko" "$TREE/ena.ko"
+	else
+		cp "$HERE/ena.kbuild" "$WORK/ena/Kbuild" || die 1 "cannot copy $HERE/ena.kbuild"
+		make -C "$KDIR" M="$WORK/ena" ENA_TAILFIX_VERSION="${ver:-unknown}" \
+			-j"$(nproc 2>/dev/null || echo 1)" modules >"$WORK/make.log" 2>&1
+	fi
 	rc=$?
 	[ "$PROBE_LOG" = /dev/null ] || cat "$WORK/make.log" >>"$PROBE_LOG"
-	if [ $rc -ne 0 ] || [ ! -f "$WORK/ena/ena.ko" ]; then
+	if [ $rc -ne 0 ] || [ ! -f "$TREE/ena.ko" ]; then
 		err=$(grep -m1 -E ': (fatal )?error: |Error [0-9]' "$WORK/make.log" |
-		      sed "s|$WORK/ena/||g")
+		      sed "s|$TREE/||g")
 		die 7 "the patched ENA source from $SRC_DESC does not compile for $KVER: ${err:-see the compiler output}"
 	fi
 	if [ -n "$PROBE_OUT" ]; then
 		rm -rf "$PROBE_OUT"
-		mv "$WORK/ena" "$PROBE_OUT" || die 1 "cannot create $PROBE_OUT"
+		mv "$TREE" "$PROBE_OUT" || die 1 "cannot create $PROBE_OUT"
 	fi
 	echo "ena: builds for $KVER from $SRC_DESC (${SRC_VERSION:-unknown version}, $n patches)"
 	exit 0
 fi
 
 rm -rf "$OUTDIR"
-mv "$WORK/ena" "$OUTDIR" || die 1 "cannot create $OUTDIR"
+mv "$TREE" "$OUTDIR" || die 1 "cannot create $OUTDIR"

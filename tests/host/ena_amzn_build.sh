@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ena/ with Amazon's out-of-tree driver (amzn-drivers) as the source, the
+# release tarball of ../shared/third_party (issue 10, 4), for every kernel
+# with headers in 6.1 and 6.12:
+#   - ENA_SRC at a checkout, at its kernel/linux/ena, or at the tarball is
+#     recognised as amzn-drivers (--locate);
+#   - the dry run DKMS uses (--probe) patches it with patches/amzn-2.17
+#     and builds ena.ko with amzn-drivers' own configure.sh and Makefile:
+#     vermagic of the kernel, version "2.17.0g-tailfix<PACKAGE_VERSION>"
+#     (Amazon's release and ours), the tx_drop_doorbells counter inside;
+#   - make -C ena KVER=... does the same through ena/Makefile (one kernel);
+#   - one line, a distinct exit status and nothing left behind for: a
+#     source that already carries the series (5), a release the series
+#     does not apply to (6), a release without the drop-path doorbell (6).
+# No source of amzn-drivers is kept; everything is unpacked in a temporary
+# directory.
+
+. "$(dirname "$0")/../lib.sh"
+
+require_cmd make patch tar modinfo strings
+TARBALL=${TAILFIX_AMZN_TARBALL:-}
+if [ -z "$TARBALL" ]; then
+	for t in "$TAILFIX_ROOT"/../shared/third_party/amzn-drivers-ena_linux_*.tar.* \
+		 /work/shared/third_party/amzn-drivers-ena_linux_*.tar.*; do
+		[ -r "$t" ] && TARBALL=$t && break
+	done
+fi
+[ -n "$TARBALL" ] || skip "no amzn-drivers release tarball (../shared/third_party, or TAILFIX_AMZN_TARBALL=)"
+PREP=$TAILFIX_ROOT/ena/prepare-source.sh
+PKGVER=$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$TAILFIX_ROOT/dkms.conf" | head -n1)
+
+KVERS=()
+for b in /lib/modules/6.1.*/build /lib/modules/6.12.*/build; do
+	[ -f "$b/Makefile" ] && KVERS+=("$(basename "$(dirname "$b")")")
+done
+[ ${#KVERS[@]} -gt 0 ] || skip "no 6.1 or 6.12 kernel headers under /lib/modules"
+log "amzn-drivers from $TARBALL; kernels: ${KVERS[*]}"
+
+TMP=$(mktemp -d)
+on_exit rm -rf "$TMP"
+tar -xf "$TARBALL" -C "$TMP" || fail "cannot unpack $TARBALL"
+CO=$(ls -d "$TMP"/*/kernel/linux/ena 2>/dev/null | head -1)
+CO=${CO%/kernel/linux/ena}
+[ -n "$CO" ] || fail "$TARBALL has no kernel/linux/ena"
+
+locates_amzn() {	# locates_amzn ENA_SRC
+	ENA_SRC=$1 "$PREP" --locate "${KVERS[0]}" 2>&1 | grep -q 'amzn-drivers'
+}
+check "--locate: a checkout is amzn-drivers" locates_amzn "$CO"
+check "--locate: its kernel/linux/ena is amzn-drivers" locates_amzn "$CO/kernel/linux/ena"
+check "--locate: the release tarball is amzn-drivers" locates_amzn "$TARBALL"
+
+# built_ok KO KVER: the module is ours, for KVER, with the counter
+built_ok() {
+	local v
+	v=$(modinfo -F version "$1" 2>/dev/null)
+	log "$(basename "$(dirname "$1")"): version $v, vermagic $(modinfo -F vermagic "$1" | cut -d' ' -f1)"
+	[[ $v =~ ^2\.[0-9]+\.[0-9]+g-tailfix${PKGVER//./\\.}$ ]] &&
+		[ "$(modinfo -F vermagic "$1" | cut -d' ' -f1)" = "$2" ] &&
+		strings "$1" | grep -qx 'drop_doorbells'
+}
+for k in "${KVERS[@]}"; do
+	out=$TMP/probe-$k
+	line=$(ENA_SRC=$TARBALL ENA_PROBE_LOG=$TMP/probe-$k.log "$PREP" --probe "$k" "$out" 2>&1)
+	rc=$?
+	log "$line"
+	check "--probe $k: builds from the tarball (exit 0, one line naming the release)" \
+		eval '[ $rc -eq 0 ] && [[ $line == *"amzn-drivers 2."*", 3 patches)" ]]'
+	check "--probe $k: ena.ko is amzn-drivers' version + -tailfix$PKGVER, for $k, with drop_doorbells" \
+		built_ok "$out/ena.ko" "$k"
+	check "--probe $k: amzn-drivers' own configure step ran" test -f "$out/ena/config.h"
+done
+
+# ena/Makefile, as make install and scripts/build-modules.sh use it
+cp -r "$TAILFIX_ROOT/ena" "$TMP/enamk"
+rm -rf "$TMP/enamk"/build-* "$TMP/enamk/ena.ko"
+k=${KVERS[0]}
+check "make -C ena KVER=$k ENA_SRC=<checkout> builds it" \
+	eval 'ENA_SRC=$CO make -s -C "$TMP/enamk" KVER="$k" DKMS_CONF="$TAILFIX_ROOT/dkms.conf" \
+		>"$TMP/make.log" 2>&1 && built_ok "$TMP/enamk/ena.ko" "$k"'
+
+# refusals: one line "ena: ...", the exit status, no OUTDIR, no temporary left
+refuses() {	# refuses STATUS PATTERN ENA_SRC
+	local o=$TMP/refused out rc
+	out=$(ENA_SRC=$3 TMPDIR=$TMP/t "$PREP" "${KVERS[0]}" "$o" 2>&1)
+	rc=$?
+	log "exit $rc: $out"
+	[ "$rc" -eq "$1" ] && [ "$(printf '%s\n' "$out" | grep -c '^ena: ')" -ge 1 ] &&
+		printf '%s\n' "$out" | tail -1 | grep -q "$2" && [ ! -e "$o" ] &&
+		[ -z "$(ls -d "$o".tmp.* 2>/dev/null)" ]
+}
+mkdir -p "$TMP/t"
+check "a tree that already carries the series: exit 5, already has this fix" \
+	refuses 5 'already has this fix' "$TMP/probe-${KVERS[0]}/ena"
+cp -r "$CO" "$TMP/other"
+sed -i 's/^\tint tx_work_done, tx_budget, ret, rx_work_done = 0, napi_comp_call = 0;$/\tint tx_work_done, ret, tx_budget, rx_work_done = 0, napi_comp_call = 0;/' \
+	"$TMP/other/kernel/linux/ena/ena_netdev.c"
+check "a release the series does not know: exit 6, does not apply" \
+	refuses 6 'does not apply' "$TMP/other"
+cp -r "$CO" "$TMP/old"
+sed -i '/^error_drop_packet:/,/^}/{/ena_ring_tx_doorbell(tx_ring);/d}' "$TMP/old/kernel/linux/ena/ena_netdev.c"
+check "a release without the drop-path doorbell: exit 6, does not ring" \
+	refuses 6 'does not ring the TX doorbell' "$TMP/old"
+ksft_finish
