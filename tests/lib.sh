@@ -144,6 +144,19 @@ module_restore_on_exit() {
 	on_exit "modprobe -r $mod; modprobe $mod$args"
 }
 
+# ko_put_as INSTALLED KO: write the module KO over the installed module file
+# INSTALLED (modinfo -n) in the same form: DKMS may compress (.ko.xz,
+# .ko.zst).  For tests that load a test build (a mutant, another source)
+# the way modprobe finds the real one; they keep and put back the original.
+ko_put_as() {
+	case $1 in
+	*.ko) cp "$2" "$1" ;;
+	*.ko.xz) xz -c --check=crc32 "$2" >"$1" ;;
+	*.ko.zst) zstd -q -c "$2" >"$1" ;;
+	*) log "installed module in an unknown form: $1"; return 1 ;;
+	esac
+}
+
 # module_unloaded MOD: MOD is not loaded (unloading it if it is).
 module_unloaded() {
 	[ -e "$TAILFIX_SYSFS/module/$1" ] && modprobe -r "$1" 2>/dev/null

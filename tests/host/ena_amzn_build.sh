@@ -20,13 +20,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 require_cmd make patch tar modinfo strings
-TARBALL=${TAILFIX_AMZN_TARBALL:-}
-if [ -z "$TARBALL" ]; then
-	for t in "$TAILFIX_ROOT"/../shared/third_party/amzn-drivers-ena_linux_*.tar.* \
-		 /work/shared/third_party/amzn-drivers-ena_linux_*.tar.*; do
-		[ -r "$t" ] && TARBALL=$t && break
-	done
-fi
+TARBALL=$("$TAILFIX_ROOT/scripts/amzn-tarball.sh")
 [ -n "$TARBALL" ] || skip "no amzn-drivers release tarball (../shared/third_party, or TAILFIX_AMZN_TARBALL=)"
 PREP=$TAILFIX_ROOT/ena/prepare-source.sh
 PKGVER=$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$TAILFIX_ROOT/dkms.conf" | head -n1)

@@ -18,13 +18,7 @@ src=$(ls -d /usr/src/ena-tcp-tailfix-*/ 2>/dev/null | tail -1)
 kdir=/lib/modules/$(uname -r)/build
 [ -d "$kdir" ] || skip "no kernel headers for $(uname -r)"
 installed=$(modinfo -n tcp_dctcp_fixed) || fail "modinfo -n tcp_dctcp_fixed"
-# DKMS may install it compressed: a mutant goes in the same form.
-case $installed in
-*.ko) pack() { cat "$1"; } ;;
-*.ko.xz) require_cmd xz; pack() { xz -c --check=crc32 "$1"; } ;;
-*.ko.zst) require_cmd zstd; pack() { zstd -q -c "$1"; } ;;
-*) skip "installed module in an unknown form: $installed" ;;
-esac
+# DKMS may install it compressed: a mutant goes in the same form (ko_put_as).
 
 tmp=$(mktemp -d)
 cp "$installed" "$tmp/real.ko"
@@ -51,7 +45,7 @@ build() {
 run_with() {
 	local rc
 	rmmod tcp_dctcp_fixed 2>/dev/null
-	pack "$tmp/m$1.ko" >"$installed" || return 2
+	ko_put_as "$installed" "$tmp/m$1.ko" || return 2
 	"$TESTS_DIR/$2" >"$tmp/out.$1.$2" 2>&1
 	rc=$?
 	grep -E '^not ok|^# FAIL' "$tmp/out.$1.$2" | head -5 | sed "s/^/#   mutant $1: /"

@@ -90,6 +90,24 @@ if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 		fi
 	done
 	chroot "$work" dkms status >&2
+	# amzn-drivers' ena (ena/README.md), built in the same chroot for each
+	# amd64 kernel from the release tarball, for tests/ena_amzn_load.sh.
+	amzn_tar=$("$top/scripts/amzn-tarball.sh")
+	if [ "$arch" = amd64 ] && [ -n "$amzn_tar" ]; then
+		cp "$amzn_tar" "$work/tmp/amzn-drivers.tar.xz"
+		for k in $kernels; do
+			log "amzn-drivers ena for $k"
+			if chroot "$work" env ENA_SRC=/tmp/amzn-drivers.tar.xz TMPDIR=/tmp \
+				"/usr/src/$pkg/ena/prepare-source.sh" --probe "$k" "/tmp/amzn-$k" >>"$dkmslog" 2>&1; then
+				mkdir -p "$work/var/tmp/tailfix-amzn/$k"
+				cp "$work/tmp/amzn-$k/ena.ko" "$work/var/tmp/tailfix-amzn/$k/"
+			else
+				log "amzn-drivers ena for $k did not build (log: $dkmslog): tests/ena_amzn_load.sh will skip"
+			fi
+			rm -rf "$work/tmp/amzn-$k"
+		done
+		rm -f "$work/tmp/amzn-drivers.tar.xz"
+	fi
 	for m in "${mounts[@]}"; do umount -l "$m"; done
 	mounts=()
 else
@@ -107,6 +125,9 @@ mkdir -p "$work/opt/tailfix"
 cp -a "$work/usr/src/$pkg/." "$work/opt/tailfix/"
 mkdir -p "$work/opt/tailfix/tests/tools"
 cp "$cache/$arch/tools/"* "$work/opt/tailfix/tests/tools/"
+if [ -d "$work/var/tmp/tailfix-amzn" ]; then
+	mv "$work/var/tmp/tailfix-amzn" "$work/opt/tailfix/amzn"
+fi
 mkdir -p "$work/results"
 
 size_mb=$(($(du -sm "$work" | cut -f1) + 1536))
