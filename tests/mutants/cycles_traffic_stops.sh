@@ -3,6 +3,7 @@
 # Mutant for tsq_probe_cycles.sh: the client stops (SIGSTOP: alive for
 # kill -0, but no traffic) at the 3rd load of 6.  Passes when the test fails
 # on traffic progress.
+# taint-expected: N (tsq_probe_cycles.sh injects faults, which taints TAINT_TEST)
 cd "$(dirname "$0")/.." || exit 1
 real=$(command -v modprobe)
 bin=$(mktemp -d)
