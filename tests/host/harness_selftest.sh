@@ -171,8 +171,14 @@ check "judge: run=check with every TEST_PROGS passes" eval '"$JUDGE" check k amd
 check "judge: run=check one test short of TEST_PROGS fails" \
 	eval '! "$JUDGE" check k amd64 "$short" >/dev/null'
 allowed_tests() { grep -vE '^[[:space:]]*(#|$)' "$1" | awk '{ print $1 }' | sort -u | tr '\n' ' '; }
-check "judge: the real allowlist allows ena_hw.sh and dctcp_fixed_plb.sh only" \
-	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "dctcp_fixed_plb.sh ena_hw.sh "
+check "judge: the real allowlist allows ena_hw.sh, dctcp_fixed_plb.sh and ena_amzn_load.sh only" \
+	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "dctcp_fixed_plb.sh ena_amzn_load.sh ena_hw.sh "
+amzn_re=$(awk '$1 == "ena_amzn_load.sh" { sub(/^[^[:space:]]+[[:space:]]+/, ""); print }' "$TESTS_DIR/vm/skip-allowlist")
+check "judge: the amzn-drivers skip is allowed on arm64 kernels only" eval \
+	'grep -qE "$amzn_re" <<<"no amzn-drivers build staged for 6.1.0-57-cloud-arm64" &&
+	 ! grep -qE "$amzn_re" <<<"no amzn-drivers build staged for 6.1.0-57-cloud-amd64" &&
+	 ! grep -qE "$amzn_re" <<<"no amzn-drivers build staged for 6.12.117+deb12-cloud-amd64"'
+
 plb_re=$(awk '$1 == "dctcp_fixed_plb.sh" { sub(/^[^[:space:]]+[[:space:]]+/, ""); print }' "$TESTS_DIR/vm/skip-allowlist")
 check "judge: the PLB skip is allowed on 6.1 and 5.10 only, not on 6.12 or 7.3" eval \
 	'grep -qE "$plb_re" <<<"PLB is not in kernel 6.1 (added in 6.2)" &&
