@@ -9,7 +9,8 @@
 #   - modprobe resolves ena to updates/dkms and loads the amzn build;
 #   - its version, in modinfo and sysfs, is amzn-drivers' release with our
 #     suffix (2.17.0g-tailfixVERSION);
-#   - 10 load/unload cycles are clean (the runner checks the kernel log).
+#   - 10 load/unload cycles are clean (the runner checks the kernel log);
+#   - the DKMS ena.ko is back afterwards.
 . "$(dirname "$0")/lib.sh"
 require_root
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TAILFIX_ROOT/dkms.conf")
@@ -24,6 +25,7 @@ case $path in
 esac
 module_return_on_exit ena
 modprobe -r ena 2>/dev/null
+dkms_ver=$(modinfo -F version ena)
 keep=$(mktemp)
 cp "$path" "$keep" || fail "cannot keep a copy of $path"
 on_exit "cp '$keep' '$path'; rm -f '$keep'"
@@ -43,4 +45,6 @@ for ((i = 0; i < 10; i++)); do
 done
 check "10 load/unload cycles ($cycles done)" cmp_num "$cycles" "==" 10
 modprobe -r ena
+cp "$keep" "$path"
+check "the DKMS ena.ko is back ($dkms_ver)" test "$(modinfo -F version ena)" = "$dkms_ver"
 ksft_finish
