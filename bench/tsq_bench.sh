@@ -75,9 +75,10 @@ autocork 1
 : >"$out/stream.txt"
 VS_S=${TSQ_VS_SECONDS:-$COST_S}
 [ "$VS_S" -gt 0 ] || VS_S=20
-ip netns exec "$NS_SRV" iperf3 -s -D -B "$SRV_ADDR" -p 5299 >/dev/null 2>&1 ||
-	log "iperf3 server did not start: no stream comparison"
-on_exit "ip netns pids $NS_SRV | xargs -r kill"
+# (not iperf3 -D: a daemon is re-parented to the guest's init, outside
+# this script's cleanup)
+ip netns exec "$NS_SRV" iperf3 -s -B "$SRV_ADDR" -p 5299 </dev/null >/dev/null 2>&1 &
+on_exit "kill $!"
 echo 300000 >/sys/module/tsq_probe/parameters/fault_ppm
 for round in 1 2 3; do
 	for mode in autocork_on_r1 autocork_off_r0; do
@@ -90,8 +91,8 @@ for round in 1 2 3; do
 		echo "$mode $round $(kv "$out/vs-$mode-$round.txt" tps) $(kv "$out/vs-$mode-$round.txt" requests)" \
 			"$(($(segs "$NS_SRV") - s0)) $(($(busy) - c0))" >>"$out/vs.txt"
 		s0=$(segs "$NS_CLI")
-		if ip netns exec "$NS_CLI" iperf3 -c "$SRV_ADDR" -p 5299 -N -l 64 -t 10 -J \
-			>"$out/stream-$mode-$round.json" 2>&1; then
+		if timeout 60 ip netns exec "$NS_CLI" iperf3 -c "$SRV_ADDR" -p 5299 -N -l 64 -t 10 -J \
+			</dev/null >"$out/stream-$mode-$round.json" 2>&1; then
 			python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))["end"]["sum_sent"]
 print(j["bytes"], "%.3f" % j["seconds"])' "$out/stream-$mode-$round.json" |
