@@ -65,7 +65,7 @@ run nofault 0 1
 run fault_r0 300000 0
 run fault_r1 300000 1
 autocork 0 || fail "net.ipv4.tcp_autocorking=0"
-on_exit "ip netns exec $NS_SRV sysctl -qw net.ipv4.tcp_autocorking=1; ip netns exec $NS_CLI sysctl -qw net.ipv4.tcp_autocorking=1"
+on_exit "autocork 1"
 run autocork_off 300000 0
 autocork 1
 

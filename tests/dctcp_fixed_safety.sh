@@ -23,6 +23,9 @@
 # Disruptive: it unloads the module, changes its parameters and the global
 # net.ipv4.tcp_allowed_congestion_control.
 
+# Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why);
+# a tcp_dctcp_fixed loaded before is reloaded with its parameters, one that
+# was not is unloaded, and tcp_allowed_congestion_control is restored.
 . "$(dirname "$0")/lib.sh"
 
 require_root

@@ -11,6 +11,9 @@
 #     suffix (2.17.0g-tailfixVERSION);
 #   - 10 load/unload cycles are clean (the runner checks the kernel log);
 #   - the DKMS ena.ko is back afterwards.
+# Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why),
+# never under a live ENA device; the DKMS ena.ko file and ena's loaded state
+# are restored.
 . "$(dirname "$0")/lib.sh"
 require_root
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TAILFIX_ROOT/dkms.conf")

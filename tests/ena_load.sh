@@ -5,6 +5,9 @@
 # carries our suffix, and load/unload cycles are clean.  Without an ENA device
 # (QEMU has none) this is as far as a guest can go; tests/ena_hw.sh covers
 # real instances.
+# Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why),
+# never under a live ENA device; ena is left loaded or not, with the
+# parameters it had.
 . "$(dirname "$0")/lib.sh"
 require_root
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TAILFIX_ROOT/dkms.conf")

@@ -10,6 +10,9 @@
 # flow recovers once the route is gone, and that dmesg stays clean (a
 # softirq spinning on the lock would show as a soft lockup or RCU stall).
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
+# Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
+# it injects faults into every TCP socket of the host; a tsq_probe loaded
+# before is reloaded with its parameters, one that was not is unloaded.
 . "$(dirname "$0")/lib.sh"
 require_tsq_probe
 require_disruptive "fault injection in tsq_probe"

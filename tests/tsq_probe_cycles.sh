@@ -6,6 +6,9 @@
 # ss reports them), and after the last.  The runner fails the test on any
 # WARN/BUG/lockdep/KASAN line in dmesg.
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
+# Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
+# it injects faults into every TCP socket of the host; a tsq_probe loaded
+# before is reloaded with its parameters, one that was not is unloaded.
 . "$(dirname "$0")/lib.sh"
 require_disruptive "fault injection hits every TCP socket of the host"
 require_tsq_probe
