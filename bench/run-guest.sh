@@ -1,11 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # run-guest.sh OUTDIR: every benchmark, inside one guest run (make bench).
+# BENCH_ONLY=tsq|tsq_cost|dctcp (TAILFIX_GUEST_ENV): that benchmark alone.
 cd "$(dirname "$0")" || exit 1
 rc=0
-./tsq_bench.sh "$1/tsq" || rc=1
-# BENCH_ONLY=tsq (TAILFIX_GUEST_ENV): the tsq_probe benchmark alone
-if [ -x ./dctcp_rpc.sh ] && [ "${BENCH_ONLY:-}" != tsq ]; then
+want() { [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = "$1" ]; }
+if want tsq; then
+	./tsq_bench.sh "$1/tsq" || rc=1
+fi
+if want tsq_cost; then
+	./tsq_cost.sh "$1/tsq-cost" || rc=1
+fi
+if want dctcp && [ -x ./dctcp_rpc.sh ]; then
 	SECS=${DCTCP_BENCH_SECS:-60} ./dctcp_rpc.sh "$1/dctcp" || rc=1
 fi
 exit $rc

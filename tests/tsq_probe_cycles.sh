@@ -33,18 +33,40 @@ rx_bytes() {
 # progressed: more bytes received than $b0.
 progressed() { [ "$(rx_bytes)" -gt "$b0" ]; }
 
+# stuck: say what the traffic looks like (once), for the cycle that saw
+# none; the loop stops after three such cycles in a row instead of
+# crawling into the runner's timeout.
+said=0
+stuck() {
+	[ "$said" -eq 0 ] || return 0
+	said=1
+	log "cycle $1: no progress; client $(kill -0 "$traffic" 2>/dev/null && echo alive || echo gone)," \
+		"last output: $(tail -2 "$res/traffic" | tr '\n' ' ')"
+	ip netns exec "$NS_CLI" ss -tnio dst "$SRV_ADDR" | sed 's/^/#   cli: /'
+	ip netns exec "$NS_SRV" ss -tnio src "$SRV_ADDR" | sed 's/^/#   srv: /'
+	[ -r /sys/kernel/tsq_probe/stats ] && log "stats: $(tr '\n' ' ' </sys/kernel/tsq_probe/stats)"
+	log "qdisc: $(ip netns exec "$NS_SRV" tc -s qdisc show dev "$SRV_DEV" | tr '\n' ' ')"
+}
+
 done_cycles=0
 moved=0
 flowed=0
+dead=0
 for ((i = 0; i < CYCLES; i++)); do
 	modprobe tsq_probe fault_inject=1 fault_ppm=300000 recover=1 || break
 	b0=$(rx_bytes)
 	# Let the probes see traffic: wait until a completion has been timed.
 	wait_for 10 grep -q '^txc_samples [1-9]' /sys/kernel/tsq_probe/stats && moved=$((moved + 1))
 	# and the requests go on while the module is loaded.
-	wait_for 10 progressed && flowed=$((flowed + 1))
+	if wait_for 10 progressed; then
+		flowed=$((flowed + 1)) dead=0
+	else
+		stuck "$i"
+		dead=$((dead + 1))
+	fi
 	modprobe -r tsq_probe || break
 	done_cycles=$((done_cycles + 1))
+	[ "$dead" -lt 3 ] || { log "no progress in 3 cycles in a row: stopping"; break; }
 done
 log "cycles: $done_cycles/$CYCLES, probes saw traffic in $moved, traffic progressed in $flowed"
 check "$CYCLES load/unload cycles under traffic" cmp_num "$done_cycles" "==" "$CYCLES"

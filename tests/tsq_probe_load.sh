@@ -6,8 +6,16 @@
 . "$(dirname "$0")/lib.sh"
 require_tsq_probe
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TAILFIX_ROOT/dkms.conf")
-# The functions tsq_probe puts a kprobe or kretprobe on (tsq_probe/README.md).
-PROBED="tcp_push __dev_queue_xmit tcp_wfree"
+# The functions tsq_probe puts a kprobe or kretprobe on (tsq_probe/README.md);
+# __dev_queue_xmit only where the net_dev_queue tracepoint is missing.
+PROBED="tcp_push tcp_wfree"
+XMIT=__dev_queue_xmit
+xmit_expect=kprobe
+if grep -q ' __tracepoint_net_dev_queue$' /proc/kallsyms ||
+	[ -d /sys/kernel/tracing/events/net/net_dev_queue ] ||
+	[ -d /sys/kernel/debug/tracing/events/net/net_dev_queue ]; then
+	xmit_expect=tracepoint
+fi
 KPROBES=/sys/kernel/debug/kprobes/list
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
@@ -42,9 +50,17 @@ reset_zeroes() {
 	! grep -vE '^(recover|fault_ppm|late_cork_ms) ' /sys/kernel/tsq_probe/stats | grep -qv ' 0$'
 }
 check "reset zeroes every counter" reset_zeroes
+check "xmit_attach reads $xmit_expect (net_dev_queue tracepoint or not)" \
+	test "$(cat /sys/module/tsq_probe/parameters/xmit_attach)" = "$xmit_expect"
 if [ "$kprobes" = 1 ]; then
 	cat "$KPROBES" >"$tmp/kp.loaded"
 	check "a probe registered on each of $PROBED" kprobes_added "$tmp/kp.before" "$tmp/kp.loaded" $PROBED
+	if [ "$xmit_expect" = tracepoint ]; then
+		check "no kprobe on $XMIT (the tracepoint hooks it)" \
+			kprobes_same "$tmp/kp.before" "$tmp/kp.loaded" $XMIT
+	else
+		check "a kprobe on $XMIT (no tracepoint)" kprobes_added "$tmp/kp.before" "$tmp/kp.loaded" $XMIT
+	fi
 else
 	check_skip "a probe registered on each of $PROBED" "no readable $KPROBES (debugfs)"
 fi
@@ -70,8 +86,34 @@ check "tsq-probe-stat exits 1 and says the module is not loaded" cli_unloaded
 check "sysfs directory gone after unload" test ! -e /sys/kernel/tsq_probe
 if [ "$kprobes" = 1 ]; then
 	cat "$KPROBES" >"$tmp/kp.after"
-	check "no kprobe left registered" kprobes_same "$tmp/kp.before" "$tmp/kp.after" $PROBED
+	check "no kprobe left registered" kprobes_same "$tmp/kp.before" "$tmp/kp.after" $PROBED $XMIT
 else
 	check_skip "no kprobe left registered" "no readable $KPROBES (debugfs)"
+fi
+
+# The fallback, asked for: a kprobe on __dev_queue_xmit that times TX
+# completions and cork holds as the tracepoint does (tsq_probe_counters.sh
+# checks the default attach under the same workload).
+check "modprobe tsq_probe xmit_attach=kprobe" modprobe tsq_probe xmit_attach=kprobe
+check "xmit_attach reads kprobe" test "$(cat /sys/module/tsq_probe/parameters/xmit_attach)" = kprobe
+if [ "$kprobes" = 1 ]; then
+	cat "$KPROBES" >"$tmp/kp.forced"
+	check "xmit_attach=kprobe: a kprobe on $XMIT" kprobes_added "$tmp/kp.before" "$tmp/kp.forced" $XMIT
+fi
+if command -v tc >/dev/null && [ -x "$TOOLS_DIR/tailrr" ]; then
+	rr_setup
+	echo 1 >/sys/kernel/tsq_probe/reset
+	check "xmit_attach=kprobe: two-write traffic" rr_run "$tmp/rr" --requests 200 --rate 80 --conns 2
+	log "stats: $(tr '\n' ' ' </sys/kernel/tsq_probe/stats)"
+	check "xmit_attach=kprobe: TX completions timed" cmp_num "$(tsq_stat txc_samples)" ">" 0
+	check "xmit_attach=kprobe: cork holds timed" cmp_num "$(tsq_stat cork_samples)" ">" 0
+else
+	check_skip "xmit_attach=kprobe: traffic timed" "no tc or tests/tools/tailrr"
+fi
+check "rmmod tsq_probe (xmit_attach=kprobe)" modprobe -r tsq_probe
+if [ "$kprobes" = 1 ]; then
+	cat "$KPROBES" >"$tmp/kp.after2"
+	check "xmit_attach=kprobe: no kprobe left registered" \
+		kprobes_same "$tmp/kp.before" "$tmp/kp.after2" $PROBED $XMIT
 fi
 ksft_finish

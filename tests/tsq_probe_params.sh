@@ -29,6 +29,8 @@ check "late_cork_ms=0 refused at load" \
 	refused_load "late_cork_ms=0 refused: must be 1..1000" late_cork_ms=0
 check "late_cork_ms=1001 refused at load" \
 	refused_load "late_cork_ms=1001 refused" late_cork_ms=1001
+check "xmit_attach=ftrace refused at load" \
+	refused_load "xmit_attach=ftrace refused: must be auto, tracepoint or kprobe" xmit_attach=ftrace
 
 # refused_write FILE VALUE: the write fails and the value stays as it was.
 refused_write() {
@@ -39,6 +41,7 @@ refused_write() {
 modprobe tsq_probe || fail "modprobe tsq_probe"
 check "fault_ppm refused at run time without fault_inject" refused_write $P/fault_ppm 1000
 check "fault_inject is read-only at run time" refused_write $P/fault_inject 1
+check "xmit_attach is read-only at run time" refused_write $P/xmit_attach kprobe
 check "recover=maybe refused" refused_write $P/recover maybe
 check "reset accepts only a true value" refused_write /sys/kernel/tsq_probe/reset 0
 check "late_cork_ms=0 refused at run time" refused_write $P/late_cork_ms 0

@@ -9,12 +9,14 @@
  * before the tcp_push() barrier fix, or a driver that completes late), no
  * one pushes until the peer's delayed ACK arrives: a 40 ms stall.
  *
- * This module hooks three places with kprobes:
- *   tcp_push() (return)  counts autocork events, starts the cork-hold clock
- *                        and re-checks the handshake after a full barrier;
- *   __dev_queue_xmit()   stamps TCP skbs handed to a device and stops the
+ * This module hooks three places:
+ *   tcp_push() (kretprobe) counts autocork events, starts the cork-hold
+ *                        clock and re-checks the handshake after a full
+ *                        barrier;
+ *   __dev_queue_xmit()   (tracepoint net_dev_queue, else a kprobe) stamps
+ *                        TCP skbs handed to a device and stops the
  *                        cork-hold clock when the corked bytes leave;
- *   tcp_wfree()          measures TX-completion latency per device, injects
+ *   tcp_wfree() (kprobe) measures TX-completion latency per device, injects
  *                        missed flags on request, and re-checks the
  *                        handshake after a full barrier.
  * A socket that may have lost its wake-up is checked again under its lock
@@ -26,14 +28,16 @@
  * Contexts.  Handlers never sleep and never take the socket lock.
  *   push_entry/push_return: task context, the socket owned by the caller
  *	(tcp_sendmsg()/do_tcp_sendpages() under lock_sock()), BH enabled.
- *   xmit_pre: task context (BH enabled at entry: __dev_queue_xmit() disables
- *	BH itself after it), softirq (forwarding, TSQ tasklet, timers), or
- *	task context with BH disabled (release_sock(), veth).
+ *   xmit_hit: from the tracepoint always with BH disabled (the function
+ *	takes rcu_read_lock_bh() before it); from the kprobe also in task
+ *	context with BH enabled (the function's entry), softirq (forwarding,
+ *	TSQ tasklet, timers), or task context with BH disabled (release_sock(),
+ *	veth).
  *   wfree_pre: softirq (NAPI TX completion, the usual case), hardirq
  *	(drivers freeing in their IRQ handler), task context with BH disabled
  *	(veth, release_sock()) and task context with BH *enabled*: an skb
  *	dropped inside tcp_sendmsg() (no route, LOCAL_OUT drop).
- * On architectures without kprobes-on-ftrace the handlers run from a
+ * On architectures without kprobes-on-ftrace the kprobe handlers run from a
  * breakpoint exception, which the kernel accounts as NMI (in_nmi()).
  * Where a handler may run decides what it may do: see suspect() and
  * leave_push_to_owner().
@@ -60,6 +64,7 @@
 #include <linux/socket.h>
 #include <linux/sysfs.h>
 #include <linux/tcp.h>
+#include <linux/tracepoint.h>
 #include <linux/workqueue.h>
 #include <net/tcp.h>
 
@@ -107,6 +112,44 @@ MODULE_PARM_DESC(fault_inject, "allow fault injection through fault_ppm (load ti
 static int test_fail_init;
 module_param(test_fail_init, int, 0444);
 MODULE_PARM_DESC(test_fail_init, "TEST ONLY: make the load fail at stage 1..4 (0: never)");
+
+/*
+ * How the __dev_queue_xmit() hook attaches (see xmit_attach_probe()): asked
+ * for at load time; once loaded, the parameter reads as the one in use.
+ */
+enum { XMIT_AUTO, XMIT_TRACEPOINT, XMIT_KPROBE };
+
+static const char *const xmit_attach_names[] = {
+	[XMIT_AUTO]		= "auto",
+	[XMIT_TRACEPOINT]	= "tracepoint",
+	[XMIT_KPROBE]		= "kprobe",
+};
+
+static int xmit_attach = XMIT_AUTO;
+
+static int xmit_attach_set(const char *val, const struct kernel_param *kp)
+{
+	int i = sysfs_match_string(xmit_attach_names, val);
+
+	if (i < 0) {
+		pr_err("xmit_attach=%s refused: must be auto, tracepoint or kprobe\n", val);
+		return -EINVAL;
+	}
+	xmit_attach = i;
+	return 0;
+}
+
+static int xmit_attach_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", xmit_attach_names[xmit_attach]);
+}
+
+static const struct kernel_param_ops xmit_attach_ops = {
+	.set = xmit_attach_set,
+	.get = xmit_attach_get,
+};
+module_param_cb(xmit_attach, &xmit_attach_ops, NULL, 0444);
+MODULE_PARM_DESC(xmit_attach, "load time: hook __dev_queue_xmit through auto (tracepoint net_dev_queue, else kprobe), tracepoint or kprobe; reads as the one in use");
 
 /*
  * Set as soon as init starts, before any probe: from then on fault_ppm
@@ -900,21 +943,39 @@ static bool skb_tcp_headers(const struct sk_buff *skb)
 	return false;
 }
 
-static int xmit_pre(struct kprobe *p, struct pt_regs *regs)
+/* An skb handed to a device in __dev_queue_xmit(). */
+static void xmit_hit(struct sk_buff *skb)
 {
-	struct sk_buff *skb = (struct sk_buff *)regs_get_kernel_argument(regs, 0);
 	const struct tcphdr *th;
 	u32 payload;
 
 	if ((unsigned long)skb->destructor != tcp_wfree_addr || !skb->sk)
-		return 0;
+		return;
 	txc_stamp(skb, skb->dev);
 	if (!atomic_read(&corks_open) || !skb_tcp_headers(skb))
-		return 0;
+		return;
 	th = tcp_hdr(skb);
 	payload = skb->len - skb_transport_offset(skb) - th->doff * 4;
 	if (payload)
 		cork_stop(skb->sk, ntohl(th->seq) + payload);
+}
+
+/*
+ * The xmit hook sees every packet of the host, so it gets the cheapest
+ * attach point: the net_dev_queue tracepoint, which __dev_queue_xmit() hits
+ * once it has picked the queue (BH disabled, skb->dev set): a static branch
+ * and a direct call, where a kprobe costs an ftrace trampoline (x86) or a
+ * breakpoint trap and a single-step (arm64).  The kprobe on the function's
+ * entry is the fallback (no tracepoint, or xmit_attach=kprobe).
+ */
+static void xmit_tp_hit(void *data, struct sk_buff *skb)
+{
+	xmit_hit(skb);
+}
+
+static int xmit_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	xmit_hit((struct sk_buff *)regs_get_kernel_argument(regs, 0));
 	return 0;
 }
 
@@ -922,6 +983,54 @@ static struct kprobe xmit_probe = {
 	.symbol_name	= "__dev_queue_xmit",
 	.pre_handler	= xmit_pre,
 };
+
+#define XMIT_TP_NAME	"net_dev_queue"
+static struct tracepoint *xmit_tp;
+
+static void xmit_tp_find(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, XMIT_TP_NAME))
+		xmit_tp = tp;
+}
+
+static int xmit_attach_probe(void)
+{
+	int ret = -ENOENT;
+
+	if (xmit_attach != XMIT_KPROBE) {
+		for_each_kernel_tracepoint(xmit_tp_find, NULL);
+		if (xmit_tp)
+			ret = tracepoint_probe_register(xmit_tp, xmit_tp_hit, NULL);
+		if (!ret) {
+			xmit_attach = XMIT_TRACEPOINT;
+			return 0;
+		}
+		if (xmit_attach == XMIT_TRACEPOINT) {
+			pr_err("refusing to load: xmit_attach=tracepoint: cannot attach to tracepoint %s (%d)\n",
+			       XMIT_TP_NAME, ret);
+			return ret;
+		}
+	}
+	ret = register_kprobe(&xmit_probe);
+	if (ret) {
+		pr_err("refusing to load: cannot probe __dev_queue_xmit (%d: missing, inlined or blacklisted)\n",
+		       ret);
+		return ret;
+	}
+	xmit_attach = XMIT_KPROBE;
+	return 0;
+}
+
+static void xmit_detach(void)
+{
+	if (xmit_attach == XMIT_KPROBE) {
+		unregister_kprobe(&xmit_probe);
+		return;
+	}
+	tracepoint_probe_unregister(xmit_tp, xmit_tp_hit, NULL);
+	/* No call of xmit_tp_hit() is still running or about to run. */
+	tracepoint_synchronize_unregister();
+}
 
 /*
  * The last TX completion leaves sendable data behind and will not wake the
@@ -1247,12 +1356,9 @@ static int __init tsq_probe_init(void)
 	ret = test_fail_point(1);
 	if (ret)
 		goto err_wfree;
-	ret = register_kprobe(&xmit_probe);
-	if (ret) {
-		pr_err("refusing to load: cannot probe __dev_queue_xmit (%d: missing, inlined or blacklisted)\n",
-		       ret);
+	ret = xmit_attach_probe();
+	if (ret)
 		goto err_wfree;
-	}
 	ret = test_fail_point(2);
 	if (ret)
 		goto err_xmit;
@@ -1279,8 +1385,9 @@ static int __init tsq_probe_init(void)
 	ret = test_fail_point(4);
 	if (ret)
 		goto err_group;
-	pr_info("version %s loaded: recover=%d fault_inject=%d fault_ppm=%u\n",
-		TAILFIX_VERSION, recover, fault_inject, fault_ppm);
+	pr_info("version %s loaded: recover=%d fault_inject=%d fault_ppm=%u xmit_attach=%s\n",
+		TAILFIX_VERSION, recover, fault_inject, fault_ppm,
+		xmit_attach_names[xmit_attach]);
 	return 0;
 
 err_group:
@@ -1290,7 +1397,7 @@ err_kobj:
 err_push:
 	unregister_kretprobe(&push_probe);
 err_xmit:
-	unregister_kprobe(&xmit_probe);
+	xmit_detach();
 err_wfree:
 	unregister_kprobe(&wfree_probe);
 err_notifier:
@@ -1307,7 +1414,7 @@ static void __exit tsq_probe_exit(void)
 	kobject_put(tsq_kobj);
 	/* After this no handler runs and none will queue a check. */
 	unregister_kretprobe(&push_probe);
-	unregister_kprobe(&xmit_probe);
+	xmit_detach();
 	unregister_kprobe(&wfree_probe);
 	unregister_netdevice_notifier(&tsq_netdev_nb);
 	stop_checks(true);

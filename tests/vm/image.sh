@@ -1,10 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# image.sh ARCH: print the path of a cached Debian 12 guest root directory
-# for ARCH (amd64 or arm64), building it first when it is missing or when its
-# inputs changed.  The cache lives outside the checkout: $TAILFIX_CACHE
-# (default /var/cache/ena-tcp-tailfix).
+# image.sh KIND: print the path of a cached guest root directory of KIND,
+# building it first when it is missing or when its inputs changed:
+#   amd64, arm64   Debian 12 (bookworm) with its 6.1 and 6.12 cloud kernels;
+#   amd64-trixie   Debian 13 (trixie) with the newest 7.x cloud kernel of
+#                  trixie-backports: a 7.x kernel's headers build only with
+#                  trixie's compiler and its linux-kbuild only on trixie's
+#                  glibc, so DKMS must run in a trixie userland.
+# The cache lives outside the checkout: $TAILFIX_CACHE/KIND (default
+# /var/cache/ena-tcp-tailfix).
 #
 # The cache key is what the root is made of: the package lists, the kernel
 # versions apt offers for the matrix right now (a security update makes a
@@ -12,7 +17,7 @@
 # by hand when the way the root is built changes.  Editing this script's
 # comments or locking does not throw the cache away.
 #
-# Builds take $cache/$arch/image.lock.  Roots of other keys are dropped,
+# Builds take $cache/KIND/image.lock.  Roots of other keys are dropped,
 # except the newest of them (an older checkout may still want it) and any
 # that a stage is copying (its rootfs-KEY.lock is held) or that a process
 # uses; nothing with a mount inside is ever removed (vm-lib.sh).
@@ -22,16 +27,21 @@
 # the real dkms.conf by run.sh), and the tools the tests use.
 set -euo pipefail
 
-arch=${1:-amd64}
+kind=${1:-amd64}
+arch=${kind%%-*}
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
 mirror=${TAILFIX_MIRROR:-http://deb.debian.org/debian}
 
 base_pkgs="iproute2,iputils-ping,ethtool,kmod,procps,python3,python3-scapy,iperf3,tcpdump,sockperf,ca-certificates,udev"
-case $arch in
+suite=bookworm kernel_from=
+case $kind in
 amd64) kernel_pkgs="linux-image-cloud-amd64 linux-headers-cloud-amd64 linux-image-6.12-cloud-amd64 linux-headers-6.12-cloud-amd64" ;;
 arm64) kernel_pkgs="linux-image-cloud-arm64 linux-headers-cloud-arm64 linux-image-6.12-cloud-arm64 linux-headers-6.12-cloud-arm64" ;;
-*) echo "image.sh: unknown arch $arch (amd64, arm64)" >&2; exit 2 ;;
+amd64-trixie)
+	suite=trixie kernel_from=trixie-backports
+	kernel_pkgs="linux-image-cloud-amd64 linux-headers-cloud-amd64" ;;
+*) echo "image.sh: unknown kind $kind (amd64, arm64, amd64-trixie)" >&2; exit 2 ;;
 esac
 build_pkgs="dkms make gcc libc6-dev initramfs-tools xz-utils patch"
 # Bump when the steps below (or image-foreign.sh's) change what a root holds.
@@ -44,6 +54,9 @@ RECIPE=1
 # from one source version).
 kernel_versions() {
 	local native p
+	# (trixie-backports is not in this host's sources: the key has the
+	# package names only, and RECIPE is bumped for a new 7.x)
+	[ "$suite" = bookworm ] || return 0
 	native=$(dpkg --print-architecture 2>/dev/null) || return 0
 	for p in $kernel_pkgs; do
 		apt-cache policy "${p/%-$arch/-$native}" 2>/dev/null |
@@ -51,25 +64,25 @@ kernel_versions() {
 	done
 }
 
-key=$(printf '%s\n' "recipe=$RECIPE" "arch=$arch" "$base_pkgs" "$kernel_pkgs" "$build_pkgs" \
+key=$(printf '%s\n' "recipe=$RECIPE" "arch=$arch$([ "$kind" = "$arch" ] || echo " kind=$kind")" "$base_pkgs" "$kernel_pkgs" "$build_pkgs" \
 	"$(kernel_versions)" | sha256sum | cut -c1-12)
-root=$cache/$arch/rootfs-$key
+root=$cache/$kind/rootfs-$key
 if [ -f "$root/.tailfix-complete" ]; then
 	echo "$root"
 	exit 0
 fi
 
 log() { echo "image.sh: $*" >&2; }
-mkdir -p "$cache/$arch"
-vm_lock "$cache/$arch/image.lock" -x "the $arch image build" || exit 1
+mkdir -p "$cache/$kind"
+vm_lock "$cache/$kind/image.lock" -x "the $kind image build" || exit 1
 if [ -f "$root/.tailfix-complete" ]; then	# built while we waited
 	echo "$root"
 	exit 0
 fi
 log "kernels: $(kernel_versions | tr '\n' ' ')(key $key)"
 # Drop roots of other keys (they are big), but the newest, and none in use.
-keep=$(ls -dt "$cache/$arch"/rootfs-* 2>/dev/null | grep -v -e "/rootfs-$key\$" -e '\.tmp$' -e '\.lock$' | head -1 || true)
-for old in "$cache/$arch"/rootfs-*; do
+keep=$(ls -dt "$cache/$kind"/rootfs-* 2>/dev/null | grep -v -e "/rootfs-$key\$" -e '\.tmp$' -e '\.lock$' | head -1 || true)
+for old in "$cache/$kind"/rootfs-*; do
 	case $old in "$root"|"$root.tmp"|*.lock|"$keep") continue ;; esac
 	[ -d "$old" ] || continue
 	if ! vm_lock_free "${old%.tmp}.lock" || vm_in_use "$old"; then
@@ -91,19 +104,25 @@ trap cleanup EXIT
 
 t0=$SECONDS
 if [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; then
-	log "debootstrap $arch into $tmp"
-	debootstrap --variant=minbase --include="$base_pkgs" bookworm "$tmp" "$mirror" >&2
-	# The host's apt sources (bookworm, -updates, -security) so the guest
-	# gets the same kernel ABI as the host's headers.
-	cp /etc/apt/sources.list.d/debian.sources "$tmp/etc/apt/sources.list.d/" 2>/dev/null ||
-		echo "deb $mirror bookworm main" >"$tmp/etc/apt/sources.list"
+	log "debootstrap $suite $arch into $tmp (a few minutes)"
+	debootstrap --variant=minbase --include="$base_pkgs" "$suite" "$tmp" "$mirror" >&2
+	if [ "$suite" = bookworm ]; then
+		# The host's apt sources (bookworm, -updates, -security) so the
+		# guest gets the same kernel ABI as the host's headers.
+		cp /etc/apt/sources.list.d/debian.sources "$tmp/etc/apt/sources.list.d/" 2>/dev/null ||
+			echo "deb $mirror bookworm main" >"$tmp/etc/apt/sources.list"
+	else
+		printf 'deb %s %s main\n' "$mirror" "$suite" "$mirror" "$kernel_from" \
+			>"$tmp/etc/apt/sources.list"
+	fi
 	for m in proc sys dev; do
 		mount --bind "/$m" "$tmp/$m"
 		mounts+=("$tmp/$m")
 	done
 	chroot "$tmp" apt-get update -q >&2
+	log "installing the kernels, their headers and the build tools"
 	DEBIAN_FRONTEND=noninteractive chroot "$tmp" apt-get install -y -q --no-install-recommends \
-		$kernel_pkgs $build_pkgs >&2
+		${kernel_from:+-t "$kernel_from"} $kernel_pkgs $build_pkgs >&2
 	chroot "$tmp" apt-get clean
 	cleanup
 	mounts=()

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# run.sh ARCH IMG KVER RUN [RESULTS_DIR]
+# run.sh KIND IMG KVER RUN [RESULTS_DIR]   (KIND: amd64, arm64, amd64-trixie)
 # Boot kernel KVER of the staged guest disk IMG (stage.sh) under QEMU (TCG,
 # no /dev/kvm needed), with tailfix.run=RUN (see guest-init.sh), stream the
 # console for humans, and judge the run with judge.sh from the files the
@@ -24,7 +24,8 @@
 # Last line: "RESULT KVER ARCH pass fail skip"; exit 0 when fail is 0.
 set -uo pipefail
 
-arch=$1 img=$2 kver=$3 run=$4 resdir=${5:-}
+kind=$1 img=$2 kver=$3 run=$4 resdir=${5:-}
+arch=${kind%%-*}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/vm-lib.sh"
 cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
@@ -53,14 +54,14 @@ cpus=2
 [ "$arch" = amd64 ] && cpus=1
 cpus=${TAILFIX_VM_CPUS:-$cpus}
 
-logdir=$cache/$arch/logs
+logdir=$cache/$kind/logs
 mkdir -p "$logdir"
 tag=$name-$kver-${run%%:*}-${cpus}cpu
 console=$logdir/console-$tag.log
 pidf=$logdir/qemu-$name.pid
 tpidf=$logdir/timeout-$name.pid
 rcf=$(mktemp)
-resimg=$(mktemp "$cache/$arch/results.XXXXXX")
+resimg=$(mktemp "$cache/$kind/results.XXXXXX")
 unpack=$(mktemp -d)
 truncate -s 256M "$resimg"
 

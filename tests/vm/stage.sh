@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# stage.sh ARCH: make a bootable guest disk with this checkout installed.
+# stage.sh KIND: make a bootable guest disk with this checkout installed
+# (KIND: amd64, arm64 or amd64-trixie, see image.sh).
 # Prints the path of the disk image.  Steps:
 #   1. a copy of the cached base root (image.sh);
 #   2. the package copied to /usr/src/ena-tcp-tailfix-VERSION and installed
@@ -17,7 +18,8 @@ trap 'exit 143' TERM
 trap 'exit 130' INT
 trap 'exit 129' HUP
 
-arch=${1:-amd64}
+kind=${1:-amd64}
+arch=${kind%%-*}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
@@ -27,15 +29,15 @@ log() { echo "stage.sh: $*" >&2; }
 . "$here/vm-lib.sh"
 
 name=${TAILFIX_STAGE_NAME:-guest-$(echo "$top" | sha256sum | cut -c1-8)}
-work=$cache/$arch/$name.root
-img=$cache/$arch/$name.img
-mkdir -p "$cache/$arch"
-vm_lock "$cache/$arch/$name.lock" -x "stage $name" || exit 1
+work=$cache/$kind/$name.root
+img=$cache/$kind/$name.img
+mkdir -p "$cache/$kind"
+vm_lock "$cache/$kind/$name.lock" -x "stage $name" || exit 1
 
 # The base root, locked shared while it is copied (image.sh drops no root
 # whose lock is held).
 for try in 1 2 3; do
-	root=$("$here/image.sh" "$arch")
+	root=$("$here/image.sh" "$kind")
 	vm_lock "$root.lock" -s "base root $root" || exit 1
 	[ -f "$root/.tailfix-complete" ] && break
 	log "$root went away, again"
@@ -46,8 +48,10 @@ cp -a --reflink=auto "$root" "$work"
 # The package source, as `dkms add` expects it in /usr/src.
 mkdir -p "$work/usr/src/$pkg"
 if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+	# (--ignore-failed-read: an untracked file a concurrent build, such as
+	# check.sh's background host checks, removes while it is listed)
 	git -C "$top" ls-files -co --exclude-standard -z |
-		tar -C "$top" --null -T - -cf - | tar -C "$work/usr/src/$pkg" -xf -
+		tar -C "$top" --null --ignore-failed-read -T - -cf - | tar -C "$work/usr/src/$pkg" -xf -
 else
 	tar -C "$top" --exclude=out --exclude='build-*' -cf - . | tar -C "$work/usr/src/$pkg" -xf -
 fi
@@ -68,7 +72,7 @@ done
 # TAILFIX_STAGE_KERNELS (a regex, default all) limits which kernels get it.
 kernels=$(cd "$work/lib/modules" && ls -d */build 2>/dev/null | sed 's,/build,,' |
 	grep -E "${TAILFIX_STAGE_KERNELS:-.}")
-dkmslog=$cache/$arch/dkms.log
+dkmslog=$cache/$kind/dkms.log
 if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 	{ [ "$arch" != amd64 ] && "$here/image-foreign.sh" --binfmt "$arch"; }; then
 	mounts=()

@@ -1,0 +1,116 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tsq_cost.sh OUTDIR: what tsq_probe costs at the highest packet rate the
+# guest reaches (issue 9, 2.3), module loaded against not loaded in the same
+# run, with the attach mechanisms side by side:
+#   off  tsq_probe not loaded;
+#   tp   loaded with its defaults (xmit_attach=auto: the net_dev_queue
+#        tracepoint where the kernel has it);
+#   kp   loaded with xmit_attach=kprobe (every hook a kprobe, as earlier
+#        builds had it).
+# Workloads, over a veth pair (topo_pair; every packet crosses
+# __dev_queue_xmit() and every TCP skb tcp_wfree()):
+#   stream  iperf3 -N -l 64 for STREAM_S seconds: MB/s, and the client's
+#           TcpOutSegs per second;
+#   rr      one-connection closed-loop request/response (tailrr --closed):
+#           transactions/s.
+# ROUNDS rounds, the three arms in a rotated order each round, so that drift
+# hits every arm alike; medians per arm.  The per-segment cost in ns is the
+# difference of busy time per segment (1e9 / segments per second, the guest
+# being CPU-bound in the stream), an estimate, not a measurement of one hit.
+# Writes OUTDIR/setup.txt, raw.txt (one line per run: workload arm round
+# value), stream-ARM-ROUND.json, rr-ARM-ROUND.txt, summary.txt.
+TESTS=$(cd "$(dirname "$0")/../tests" && pwd)
+. "$TESTS/lib.sh"
+out=${1:?usage: tsq_cost.sh OUTDIR}
+ROUNDS=${TSQ_COST_ROUNDS:-5}
+STREAM_S=${TSQ_COST_STREAM_SECONDS:-10}
+RR_S=${TSQ_COST_RR_SECONDS:-10}
+mkdir -p "$out"
+require_tsq_probe
+require_cmd iperf3 nstat
+require_tool tailrr
+topo_pair
+{
+	echo "kernel=$(uname -r) arch=$(uname -m) cpus=$(nproc) topology=veth rounds=$ROUNDS"
+	echo "stream: iperf3 -N -l 64 -t $STREAM_S; rr: tailrr --closed --conns 1 --duration $RR_S"
+} >"$out/setup.txt"
+
+ip netns exec "$NS_SRV" iperf3 -s -B "$SRV_ADDR" -p 5299 </dev/null >/dev/null 2>&1 &
+on_exit "kill $!"
+ip netns exec "$NS_SRV" "$TOOLS_DIR/tailrr" server --bind "$SRV_ADDR" --port "$RR_PORT" \
+	--trailer 0 --ready-file "$out/.ready" >/dev/null 2>&1 &
+on_exit "kill $! ; rm -f $out/.ready"
+wait_for 20 test -e "$out/.ready" || fail "tailrr server did not start"
+wait_for 20 sh -c "ip netns exec $NS_SRV ss -ltn | grep -q ':5299 '" || fail "iperf3 server did not start"
+
+segs() { ip netns exec "$NS_CLI" nstat -az TcpOutSegs | awk '$1 == "TcpOutSegs" { print $2 }'; }
+
+arm() {	# arm off|tp|kp: put tsq_probe in that state
+	modprobe -r tsq_probe 2>/dev/null
+	case $1 in
+	tp) modprobe tsq_probe || fail "modprobe tsq_probe" ;;
+	kp) modprobe tsq_probe xmit_attach=kprobe || fail "modprobe tsq_probe xmit_attach=kprobe" ;;
+	esac
+	if [ "$1" != off ]; then
+		echo "$1 attach: xmit $(cat /sys/module/tsq_probe/parameters/xmit_attach)" >>"$out/setup.txt"
+	fi
+}
+
+: >"$out/raw.txt"
+arms=(off tp kp)
+for round in $(seq 1 "$ROUNDS"); do
+	for i in 0 1 2; do
+		a=${arms[$(((i + round) % 3))]}
+		arm "$a"
+		s0=$(segs)
+		f=$out/stream-$a-$round.json
+		if timeout $((STREAM_S + 30)) ip netns exec "$NS_CLI" iperf3 -c "$SRV_ADDR" -p 5299 \
+			-N -l 64 -t "$STREAM_S" -J </dev/null >"$f" 2>&1; then
+			python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))["end"]["sum_sent"]
+print(j["bytes"], "%.3f" % j["seconds"])' "$f" |
+				{ read -r b t; echo "stream $a $round $b $t $(($(segs) - s0))"; } >>"$out/raw.txt"
+		else
+			log "stream $a round $round failed: $(tail -2 "$f")"
+		fi
+		rr_run "$out/rr-$a-$round.txt" --closed --duration "$RR_S" --conns 1 --trailer 0 &&
+			echo "rr $a $round $(kv "$out/rr-$a-$round.txt" tps)" >>"$out/raw.txt"
+	done
+done
+arm off
+
+# Medians per arm; ratios against off; ns per segment from the stream.
+{
+	cat "$out/setup.txt"
+	echo
+	awk '
+	function median(list,    v, n, i, j, t) {
+		n = split(list, v, " ")
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}
+	$1 == "stream" { mbs[$2] = mbs[$2] " " $4 / $5 / 1e6; sps[$2] = sps[$2] " " $6 / $5; ns[$2]++ }
+	$1 == "rr" { tps[$2] = tps[$2] " " $4; nr[$2]++ }
+	END {
+		for (a in ns) { m[a] = median(mbs[a]); s[a] = median(sps[a]) }
+		for (a in nr) t[a] = median(tps[a])
+		printf "%-4s %10s %12s %10s   (medians; n = runs)\n", "arm", "stream MB/s", "stream seg/s", "rr tps"
+		split("off tp kp", order, " ")
+		for (i = 1; i <= 3; i++) {
+			a = order[i]
+			printf "%-4s %10.3f %12.0f %10.0f   (n = %d, %d)\n", a, m[a], s[a], t[a], ns[a], nr[a]
+		}
+		for (i = 2; i <= 3; i++) {
+			a = order[i]
+			if (!m["off"] || !m[a] || !s[a] || !t["off"])
+				continue
+			printf "%s / off: stream %.3fx, rr %.3fx; %+.0f ns of busy time per segment; target <= 2%% loss: %s\n",
+			       a, m[a] / m["off"], t[a] / t["off"], 1e9 / s[a] - 1e9 / s["off"],
+			       m[a] / m["off"] >= 0.98 && t[a] / t["off"] >= 0.98 ? "met" : "NOT met"
+		}
+	}' "$out/raw.txt"
+} >"$out/summary.txt"
+cat "$out/summary.txt"

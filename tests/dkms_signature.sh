@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Secure Boot: every module DKMS installed for the running kernel is signed
+# with DKMS's own key (/var/lib/dkms/mok.key, created on first use by dkms
+# 3.0.10 and later): `modinfo -F signer` is the subject CN of
+# /var/lib/dkms/mok.pub and `sig_key` its serial number, so enrolling that
+# certificate (`mokutil --import /var/lib/dkms/mok.pub`, README) is all a
+# Secure Boot host needs.  Read-only: nothing is loaded or changed.
+. "$(dirname "$0")/lib.sh"
+require_root
+require_cmd openssl modinfo
+cert=${DKMS_MOK_CERT:-/var/lib/dkms/mok.pub}
+[ -r "$cert" ] || skip "no DKMS signing certificate $cert (this dkms does not sign)"
+cn=$(openssl x509 -in "$cert" -inform DER -noout -subject -nameopt multiline 2>/dev/null ||
+	openssl x509 -in "$cert" -noout -subject -nameopt multiline)
+cn=$(sed -n 's/^ *commonName *= *//p' <<<"$cn")
+serial=$(openssl x509 -in "$cert" -inform DER -noout -serial 2>/dev/null ||
+	openssl x509 -in "$cert" -noout -serial)
+serial=${serial#serial=}
+log "DKMS certificate: CN '$cn', serial $serial"
+[ -n "$cn" ] && [ -n "$serial" ] || fail "cannot read the subject and serial of $cert"
+
+# Our modules installed by DKMS for this kernel (ena only where it was built).
+mods=()
+for m in tsq_probe tcp_dctcp_fixed ena; do
+	case $(modinfo -n "$m" 2>/dev/null) in
+	*/updates/dkms/*) mods+=("$m") ;;
+	esac
+done
+check "tsq_probe and tcp_dctcp_fixed come from DKMS (${mods[*]})" \
+	bash -c "printf '%s\n' ${mods[*]} | grep -qx tsq_probe && printf '%s\n' ${mods[*]} | grep -qx tcp_dctcp_fixed"
+# sig_key is printed as colon-separated hex bytes; the serial as plain hex.
+norm() { tr -d ':' | tr 'a-f' 'A-F' | sed 's/^0*//'; }
+for m in "${mods[@]}"; do
+	signer=$(modinfo -F signer "$m")
+	key=$(modinfo -F sig_key "$m" | norm)
+	log "$m: signer '$signer', sig_key $key, hash $(modinfo -F sig_hashalgo "$m")"
+	check "$m is signed by the DKMS key's CN" test "$signer" = "$cn"
+	check "$m's sig_key is the DKMS certificate's serial" test "$key" = "$(norm <<<"$serial")"
+done
+ksft_finish
