@@ -171,15 +171,25 @@ check "judge: run=check with every TEST_PROGS passes" eval '"$JUDGE" check k amd
 check "judge: run=check one test short of TEST_PROGS fails" \
 	eval '! "$JUDGE" check k amd64 "$short" >/dev/null'
 allowed_tests() { grep -vE '^[[:space:]]*(#|$)' "$1" | awk '{ print $1 }' | sort -u | tr '\n' ' '; }
-check "judge: the real allowlist allows ena_hw.sh, dctcp_fixed_plb.sh and ena_amzn_load.sh only" \
-	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "dctcp_fixed_plb.sh ena_amzn_load.sh ena_hw.sh "
-amzn_re=$(awk '$1 == "ena_amzn_load.sh" { sub(/^[^[:space:]]+[[:space:]]+/, ""); print }' "$TESTS_DIR/vm/skip-allowlist")
-check "judge: the amzn-drivers skip is allowed on arm64 kernels only" eval \
+check "judge: the real allowlist allows ena_hw.sh, dctcp_fixed_plb.sh, ena_amzn_load.sh and ena_load.sh only" \
+	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "dctcp_fixed_plb.sh ena_amzn_load.sh ena_hw.sh ena_load.sh "
+# allow_re TEST: the reasons allowed for TEST, one regex per line (grep -E
+# takes each line as an alternative).
+allow_re() { awk -v t="$1" '$1 == t { sub(/^[^[:space:]]+[[:space:]]+/, ""); print }' "$TESTS_DIR/vm/skip-allowlist"; }
+amzn_re=$(allow_re ena_amzn_load.sh)
+check "judge: the amzn-drivers skip is allowed on arm64 and 7.x kernels only" eval \
 	'grep -qE "$amzn_re" <<<"no amzn-drivers build staged for 6.1.0-57-cloud-arm64" &&
+	 grep -qE "$amzn_re" <<<"no amzn-drivers build staged for 7.3.4+deb13-cloud-amd64" &&
 	 ! grep -qE "$amzn_re" <<<"no amzn-drivers build staged for 6.1.0-57-cloud-amd64" &&
 	 ! grep -qE "$amzn_re" <<<"no amzn-drivers build staged for 6.12.117+deb12-cloud-amd64"'
+ena_re=$(allow_re ena_load.sh)
+why="no ENA source was found at DKMS build time"
+check "judge: the in-tree-ena skip is allowed on 7.x kernels only" eval \
+	'grep -qE "$ena_re" <<<"ena for 7.3.4+deb13-cloud-amd64 is the in-tree one (/lib/modules/x/ena.ko.xz): $why" &&
+	 ! grep -qE "$ena_re" <<<"ena for 6.1.0-57-cloud-amd64 is the in-tree one (/lib/modules/x/ena.ko): $why" &&
+	 ! grep -qE "$ena_re" <<<"ena for 6.12.117+deb12-cloud-amd64 is the in-tree one (/lib/modules/x/ena.ko): $why"'
 
-plb_re=$(awk '$1 == "dctcp_fixed_plb.sh" { sub(/^[^[:space:]]+[[:space:]]+/, ""); print }' "$TESTS_DIR/vm/skip-allowlist")
+plb_re=$(allow_re dctcp_fixed_plb.sh)
 check "judge: the PLB skip is allowed on 6.1 and 5.10 only, not on 6.12 or 7.3" eval \
 	'grep -qE "$plb_re" <<<"PLB is not in kernel 6.1 (added in 6.2)" &&
 	 grep -qE "$plb_re" <<<"PLB is not in kernel 5.10 (added in 6.2)" &&

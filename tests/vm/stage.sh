@@ -84,14 +84,32 @@ if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 	: >"$dkmslog"
 	chroot "$work" dkms add "ena-tcp-tailfix/$version" >>"$dkmslog" 2>&1 ||
 		{ cat "$dkmslog" >&2; log "dkms add failed"; exit 1; }
-	for k in $kernels; do
-		log "dkms install $pkg for $k"
-		if ! chroot "$work" dkms install "ena-tcp-tailfix/$version" -k "$k" >>"$dkmslog" 2>&1; then
+	# The oldest kernel gets `dkms install`, as on a host where the
+	# package is installed; each newer one takes the kernel-upgrade path
+	# of a native root: its headers are installed again with apt after the
+	# package, and DKMS's own hook (/etc/kernel/header_postinst.d/dkms,
+	# AUTOINSTALL in dkms.conf) must build and install the package during
+	# that apt run.  Either failing fails the stage.
+	first=1
+	for k in $(printf '%s\n' $kernels | sort -V); do
+		if [ "$first" = 1 ] || [ ! -x "$work/etc/kernel/header_postinst.d/dkms" ] ||
+			[ "$arch" != amd64 ]; then
+			log "dkms install $pkg for $k"
+			chroot "$work" dkms install "ena-tcp-tailfix/$version" -k "$k" >>"$dkmslog" 2>&1
+		else
+			log "kernel upgrade to $k: apt-get install --reinstall linux-headers-$k (DKMS autoinstall)"
+			DEBIAN_FRONTEND=noninteractive chroot "$work" apt-get install -q -y --reinstall \
+				"linux-headers-$k" >>"$dkmslog" 2>&1 &&
+				chroot "$work" apt-get clean &&
+				st=$(chroot "$work" dkms status "ena-tcp-tailfix/$version" -k "$k") &&
+				echo "$st" | tee -a "$dkmslog" | grep ': installed' >/dev/null
+		fi || {
 			tail -30 "$dkmslog" >&2
 			find "$work/var/lib/dkms/ena-tcp-tailfix" -name make.log -exec tail -20 {} \; >&2
-			log "dkms install failed for $k (log: $dkmslog)"
+			log "the package was not installed for $k (log: $dkmslog)"
 			exit 1
-		fi
+		}
+		first=0
 	done
 	chroot "$work" dkms status >&2
 	# amzn-drivers' ena (ena/README.md), built in the same chroot for each

@@ -1,6 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Secure Boot: every module DKMS installed for the running kernel is signed
+# What DKMS did for the running kernel, as an operator checks it:
+#  - `dkms status` says the package is installed for it, and its make.log
+#    has one line per module, "built" or "skipped ...: reason" (in the
+#    guests the newer kernel got the package through DKMS's apt hook, a
+#    kernel upgrade: tests/vm/stage.sh);
+#  - Secure Boot: every module DKMS installed for the running kernel is signed
 # with DKMS's own key (/var/lib/dkms/mok.key, created on first use by dkms
 # 3.0.10 and later): `modinfo -F signer` is the subject CN of
 # /var/lib/dkms/mok.pub and `sig_key` its serial number, so enrolling that
@@ -8,7 +13,7 @@
 # Secure Boot host needs.  Read-only: nothing is loaded or changed.
 . "$(dirname "$0")/lib.sh"
 require_root
-require_cmd openssl modinfo
+require_cmd openssl modinfo dkms
 cert=${DKMS_MOK_CERT:-/var/lib/dkms/mok.pub}
 [ -r "$cert" ] || skip "no DKMS signing certificate $cert (this dkms does not sign)"
 cn=$(openssl x509 -in "$cert" -inform DER -noout -subject -nameopt multiline 2>/dev/null ||
@@ -19,6 +24,18 @@ serial=$(openssl x509 -in "$cert" -inform DER -noout -serial 2>/dev/null ||
 serial=${serial#serial=}
 log "DKMS certificate: CN '$cn', serial $serial"
 [ -n "$cn" ] && [ -n "$serial" ] || fail "cannot read the subject and serial of $cert"
+
+ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TAILFIX_ROOT/dkms.conf")
+kver=$(uname -r)
+st=$(dkms status "ena-tcp-tailfix/$ver" -k "$kver" 2>&1)
+log "dkms status: $st"
+check "dkms status: ena-tcp-tailfix/$ver installed for $kver" grep -q ': installed' <<<"$st"
+mlog=$(ls /var/lib/dkms/ena-tcp-tailfix/"$ver"/"$kver"/*/log/make.log 2>/dev/null | head -1)
+[ -n "$mlog" ] && grep '^ena-tcp-tailfix: ' "$mlog" | sed 's/^/#   make.log: /'
+one_line() { [ "$(grep -cE "^ena-tcp-tailfix: $1 (built|skipped) for $kver" "$mlog")" -eq 1 ]; }
+for m in tsq_probe tcp_dctcp_fixed ena; do
+	check "make.log says once whether $m was built or why not" one_line "$m"
+done
 
 # Our modules installed by DKMS for this kernel (ena only where it was built).
 mods=()
