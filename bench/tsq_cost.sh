@@ -19,8 +19,9 @@
 # hits every arm alike; medians per arm.  The per-segment cost in ns is the
 # difference of busy time per segment (1e9 / segments per second, the guest
 # being CPU-bound in the stream), an estimate, not a measurement of one hit.
-# Writes OUTDIR/setup.txt, raw.txt (one line per run: workload arm round
-# value), stream-ARM-ROUND.json, rr-ARM-ROUND.txt, summary.txt.
+# Writes OUTDIR/setup.txt, attach.txt (the xmit hook each loaded arm got),
+# raw.txt (one line per run: workload arm round value...),
+# stream-ARM-ROUND.json, rr-ARM-ROUND.txt, summary.txt.
 TESTS=$(cd "$(dirname "$0")/../tests" && pwd)
 . "$TESTS/lib.sh"
 out=${1:?usage: tsq_cost.sh OUTDIR}
@@ -54,11 +55,12 @@ arm() {	# arm off|tp|kp: put tsq_probe in that state
 	kp) modprobe tsq_probe xmit_attach=kprobe || fail "modprobe tsq_probe xmit_attach=kprobe" ;;
 	esac
 	if [ "$1" != off ]; then
-		echo "$1 attach: xmit $(cat /sys/module/tsq_probe/parameters/xmit_attach)" >>"$out/setup.txt"
+		echo "$1 $(cat /sys/module/tsq_probe/parameters/xmit_attach)" >>"$out/attach.txt"
 	fi
 }
 
 : >"$out/raw.txt"
+: >"$out/attach.txt"
 arms=(off tp kp)
 for round in $(seq 1 "$ROUNDS"); do
 	for i in 0 1 2; do
@@ -84,6 +86,7 @@ arm off
 # Medians per arm; ratios against off; ns per segment from the stream.
 {
 	cat "$out/setup.txt"
+	echo "xmit hook per arm: $(sort -u "$out/attach.txt" | tr '\n' ' ')"
 	echo
 	awk '
 	function median(list,    v, n, i, j, t) {
@@ -109,7 +112,7 @@ arm off
 				continue
 			printf "%s / off: stream %.3fx, rr %.3fx; %+.0f ns of busy time per segment; target <= 2%% loss: %s\n",
 			       a, m[a] / m["off"], t[a] / t["off"], 1e9 / s[a] - 1e9 / s["off"],
-			       m[a] / m["off"] >= 0.98 && t[a] / t["off"] >= 0.98 ? "met" : "NOT met"
+			       ((m[a] / m["off"] >= 0.98 && t[a] / t["off"] >= 0.98) ? "met" : "NOT met")
 		}
 	}' "$out/raw.txt"
 } >"$out/summary.txt"

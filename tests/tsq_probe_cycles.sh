@@ -19,11 +19,8 @@ CYCLES=${TSQ_CYCLES:-100}
 rr_setup
 res=$(mktemp -d)
 on_exit "rm -rf $res"
-# Traffic for the whole test: closed-loop two-write requests on 8 connections.
-ip netns exec "$NS_CLI" "$TOOLS_DIR/tailrr" client --server "$SRV_ADDR" --port "$RR_PORT" \
-	--closed --duration 600 --conns 8 >"$res/traffic" 2>&1 &
-traffic=$!
-on_exit "kill $traffic"
+rr_background "$res/traffic"
+traffic=$TRAFFIC
 
 # rx_bytes: payload bytes the client's connections have received so far.
 rx_bytes() {

@@ -44,10 +44,8 @@ rr_setup
 objs0=$(tcp_objs)
 res=$(mktemp -d)
 on_exit "rm -rf $res"
-ip netns exec "$NS_CLI" "$TOOLS_DIR/tailrr" client --server "$SRV_ADDR" --port "$RR_PORT" \
-	--closed --duration 600 --conns 8 >"$res/traffic" 2>&1 &
-traffic=$!
-on_exit "kill $traffic"
+rr_background "$res/traffic"
+traffic=$TRAFFIC
 
 queued_total=0
 for stage in 1 2 3 4; do

@@ -261,4 +261,13 @@ check "sum_ints: 6000000000 + 5800000000 = 11800000000" \
 check "sum_ints: no input is 0" test "$(sum_ints </dev/null)" = 0
 check "mutant (awk print s + 0) gives what [ -gt ] refuses" bash -c \
 	"! [ \"\$(printf '6000000000\n5800000000\n' | mawk '{ s += \$1 } END { print s + 0 }')\" -gt 0 2>/dev/null"
+# ---- taint_expected -----------------------------------------------------------------
+# No program (the guest's demo and bench runs): nothing, and stdin -- the
+# console in a guest, where the old sed waited for ever -- is not read.
+tp=$(mktemp)
+on_exit "rm -f $tp"
+printf '#!/bin/bash\n# taint-expected: N (fault injection)\n' >"$tp"
+check "taint_expected: a program's declared letters" test "$(taint_expected "$tp")" = N
+check "taint_expected: no program reads nothing from stdin" \
+	test -z "$(printf '# taint-expected: W from stdin\n' | taint_expected)"
 ksft_finish

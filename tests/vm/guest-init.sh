@@ -79,9 +79,9 @@ case $run in
 check | tests:*)
 	tests/run_tests.sh $progs | tee /results/ktap.txt ;;
 demo)
-	tests/vm/guest-demo.sh /results ;;
+	tests/vm/guest-demo.sh /results </dev/null ;;
 bench)
-	bench/run-guest.sh /results ;;
+	bench/run-guest.sh /results </dev/null ;;
 shell)
 	bash -i </dev/console >/dev/console 2>&1 ;;
 *)
