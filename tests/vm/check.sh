@@ -70,10 +70,12 @@ for l in "$cache"/*/check-*-[0-9]*.lock; do
 	drop_stage "$(dirname "$l")" "$(basename "$l" .lock)" && rm -f "$l"
 done
 child= host_job= img_job=
+# still_ours PID: PID is still a subshell of this script (not a reused pid).
+still_ours() { [ -n "$1" ] && tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -q 'check\.sh'; }
 on_exit() {
 	[ -z "$child" ] || kill_tree "$child"
-	[ -z "$host_job" ] || kill_tree "$host_job"
-	[ -z "$img_job" ] || kill_tree "$img_job"
+	! still_ours "$host_job" || kill_tree "$host_job"
+	! still_ours "$img_job" || kill_tree "$img_job"
 	wait 2>/dev/null
 	if [ "$own_stage" -eq 1 ]; then
 		for d in "$cache"/*/; do
@@ -191,8 +193,12 @@ quick|full)
 	mkdir -p "$cache/host"
 	hostlog=$cache/host/ktap.txt
 	rm -f "$cache/host/exit"
+	# (disowned: last_line's bare `wait` for its tee must not wait for
+	# these; their end is seen through the exit file, and on_exit still
+	# kills them)
 	(nice -n 19 tests/run_tests.sh $hostprogs </dev/null >"$hostlog" 2>&1; echo $? >"$cache/host/exit") &
 	host_job=$!
+	disown "$host_job"
 	echo "== host checks running in the background (log: $hostlog)"
 	# The base roots the later guests need, built meanwhile on a fresh
 	# machine (a few minutes each; nothing to do when cached): the stages
@@ -201,9 +207,12 @@ quick|full)
 		nice -n 19 "$here/image.sh" "$k" </dev/null >"$cache/image-prebuild-$k.log" 2>&1
 	done) &
 	img_job=$!
+	disown "$img_job"
 	guest amd64 check
 	echo "== waiting for the host checks"
-	wait "$host_job"
+	while [ ! -s "$cache/host/exit" ] && kill -0 "$host_job" 2>/dev/null; do
+		sleep 5
+	done
 	host_job=
 	cat "$hostlog"
 	# The same judge as the guests': whole KTAP, and no skip that is not
