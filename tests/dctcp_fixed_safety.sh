@@ -140,7 +140,7 @@ else:
     c = socket.socket()
     if cc: c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc)
     c.connect((sys.argv[5], port))
-    c.sendall(b"x" * 200000)
+    c.sendall(b"x" * 1000000)
     note("cc-%d" % port, c.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 32).rstrip(b"\0").decode())
     deadline = time.monotonic() + 120
     while not os.path.exists(os.path.join(tmp, "release-%d" % port)) and time.monotonic() < deadline:
@@ -204,7 +204,9 @@ ip netns exec "$NS_SRV" sysctl -qw net.ipv4.tcp_ecn=1
 
 # Local congestion: a RED that drops instead of marking (no "ecn") behind a
 # rate limit on the sender's own egress makes its enqueue return
-# NET_XMIT_CN, and __tcp_transmit_skb() calls tcp_enter_cwr().  Nothing is
+# NET_XMIT_CN, and __tcp_transmit_skb() calls tcp_enter_cwr().  (Each
+# connection sends 1 MB: with 200 KB the average queue of one 6.12 run never
+# reached RED's minimum, and nothing was dropped.)  Nothing is
 # CE-marked on this path, so no reduction may be counted as an ECE one.
 ip netns exec "$NS_CLI" tc qdisc replace dev veth0 root handle 1: tbf rate 20mbit burst 5000 limit 400000 &&
 	ip netns exec "$NS_CLI" tc qdisc add dev veth0 parent 1:1 handle 10: red limit 400000 \
