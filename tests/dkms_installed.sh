@@ -32,7 +32,11 @@ log "dkms status: $st"
 check "dkms status: ena-tcp-tailfix/$ver installed for $kver" grep -q ': installed' <<<"$st"
 mlog=$(ls /var/lib/dkms/ena-tcp-tailfix/"$ver"/"$kver"/*/log/make.log 2>/dev/null | head -1)
 [ -n "$mlog" ] && grep '^ena-tcp-tailfix: ' "$mlog" | sed 's/^/#   make.log: /'
-one_line() { [ "$(grep -cE "^ena-tcp-tailfix: $1 (built|skipped) for $kver" "$mlog")" -eq 1 ]; }
+# (fixed strings: a kernel release such as 6.12.117+deb12 is no regex)
+one_line() {
+	[ "$(grep -e "ena-tcp-tailfix: $1 built for $kver" -e "ena-tcp-tailfix: $1 skipped for $kver" -F "$mlog" |
+		grep -c '^ena-tcp-tailfix: ')" -eq 1 ]
+}
 for m in tsq_probe tcp_dctcp_fixed ena; do
 	check "make.log says once whether $m was built or why not" one_line "$m"
 done
