@@ -11,6 +11,11 @@ ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TAILFIX_ROOT/dkms.conf")
 PROBED="tcp_push tcp_wfree"
 XMIT=__dev_queue_xmit
 xmit_expect=kprobe
+# (kallsyms lists the tracepoint only with KALLSYMS_ALL, which Debian's
+# arm64 kernels lack: tracefs names it too, mounted here if it is not)
+if ! mountpoint -q /sys/kernel/tracing && mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; then
+	on_exit "umount /sys/kernel/tracing"
+fi
 if grep -q ' __tracepoint_net_dev_queue$' /proc/kallsyms ||
 	[ -d /sys/kernel/tracing/events/net/net_dev_queue ] ||
 	[ -d /sys/kernel/debug/tracing/events/net/net_dev_queue ]; then
