@@ -98,6 +98,8 @@ if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 			chroot "$work" dkms install "ena-tcp-tailfix/$version" -k "$k" >>"$dkmslog" 2>&1
 		else
 			log "kernel upgrade to $k: apt-get install --reinstall linux-headers-$k (DKMS autoinstall)"
+			# (fresh lists: a cached root's may name a .deb the mirror dropped)
+			chroot "$work" apt-get update -q >>"$dkmslog" 2>&1 &&
 			DEBIAN_FRONTEND=noninteractive chroot "$work" apt-get install -q -y --reinstall \
 				"linux-headers-$k" >>"$dkmslog" 2>&1 &&
 				chroot "$work" apt-get clean &&
