@@ -46,8 +46,6 @@ on_exit "kill $! ; rm -f $out/.ready"
 wait_for 20 test -e "$out/.ready" || fail "tailrr server did not start"
 wait_for 20 sh -c "ip netns exec $NS_SRV ss -ltn | grep -q ':5299 '" || fail "iperf3 server did not start"
 
-segs() { ip netns exec "$NS_CLI" nstat -az TcpOutSegs | awk '$1 == "TcpOutSegs" { print $2 }'; }
-
 arm() {	# arm off|tp|kp: put tsq_probe in that state
 	modprobe -r tsq_probe 2>/dev/null
 	case $1 in
@@ -66,14 +64,14 @@ for round in $(seq 1 "$ROUNDS"); do
 	for i in 0 1 2; do
 		a=${arms[$(((i + round) % 3))]}
 		arm "$a"
-		s0=$(segs)
+		s0=$(nstat_get "$NS_CLI" TcpOutSegs)
 		f=$out/stream-$a-$round.json
 		if timeout $((STREAM_S + 30)) ip netns exec "$NS_CLI" iperf3 -c "$SRV_ADDR" -p 5299 \
 			-N -l 64 -t "$STREAM_S" -J </dev/null >"$f" 2>&1; then
 			python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))["end"]["sum_sent"]
 print(j["bytes"], "%.3f" % j["seconds"])' "$f" |
-				{ read -r b t; echo "stream $a $round $b $t $(($(segs) - s0))"; } >>"$out/raw.txt"
+				{ read -r b t; echo "stream $a $round $b $t $(($(nstat_get "$NS_CLI" TcpOutSegs) - s0))"; } >>"$out/raw.txt"
 		else
 			log "stream $a round $round failed: $(tail -2 "$f")"
 		fi

@@ -12,6 +12,9 @@
 #   recover=1  fault: lost wake-ups are pushed; slow requests at most
 #              baseline + max(2, 0.2% N) and at most 1/20 of recover=0's.
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
+# Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
+# fault injection hits every TCP socket of the host; a tsq_probe loaded
+# before is reloaded with its parameters, one that was not is unloaded.
 . "$(dirname "$0")/lib.sh"
 require_disruptive "fault injection hits every TCP socket of the host"
 require_tsq_probe

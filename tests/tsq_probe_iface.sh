@@ -10,9 +10,12 @@
 #  - the first injected fault taints the kernel (TAINT_TEST, bit 18) and
 #    says so once in dmesg.
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
+# Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
+# it loads tsq_probe with fault injection; a tsq_probe loaded before is
+# reloaded with its parameters, one that was not is unloaded.
 . "$(dirname "$0")/lib.sh"
-require_tsq_probe
 require_disruptive "fault injection in tsq_probe"
+require_tsq_probe
 require_cmd tc
 cli=$TAILFIX_ROOT/tsq_probe/tsq-probe-stat
 res=$(mktemp -d)

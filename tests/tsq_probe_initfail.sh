@@ -11,9 +11,12 @@
 # traffic (a leaked reference keeps a socket allocated forever, while
 # sockstat's "alloc" drops at close whatever the references).
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
+# Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
+# it makes tsq_probe loads fail under fault injection; a tsq_probe loaded
+# before is reloaded with its parameters, one that was not stays unloaded.
 . "$(dirname "$0")/lib.sh"
-require_tsq_probe
 require_disruptive "fault injection in tsq_probe"
+require_tsq_probe
 require_cmd tc
 
 # TCP sockets allocated: the slab's objects after flushing the per-CPU slabs.

@@ -3,7 +3,12 @@
 # tsq_probe loads from updates/dkms with our version, exposes its sysfs files
 # with every key its README documents, registers its probes and unloads
 # leaving nothing behind; the tsq-probe-stat CLI reads it.
+# Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
+# it loads and unloads tsq_probe (whose recovery pushes stalled sockets of
+# the whole host); a tsq_probe loaded before is reloaded with its
+# parameters, one that was not is unloaded.
 . "$(dirname "$0")/lib.sh"
+require_disruptive "loads and unloads tsq_probe, whose recovery acts on every TCP socket of the host"
 require_tsq_probe
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TAILFIX_ROOT/dkms.conf")
 # The functions tsq_probe puts a kprobe or kretprobe on (tsq_probe/README.md);

@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Bad parameters are refused with one clear dmesg line and change nothing.
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
+# Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
+# it loads tsq_probe with bad and good parameters; a tsq_probe loaded before
+# is reloaded with its parameters, one that was not is unloaded.
 . "$(dirname "$0")/lib.sh"
 require_disruptive "fault injection and parameter changes hit every TCP socket of the host"
 require_tsq_probe
