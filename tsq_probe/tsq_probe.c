@@ -231,6 +231,8 @@ enum tsq_stat {
 	ST_TXC_SW_GSO,		/* skbs left untimed: software GSO segments them */
 	ST_CORK_EXPIRED,	/* cork clocks restarted: stale, or a new socket */
 	ST_DEV_SLOTS_FULL,	/* TX stamps without a device: every slot taken */
+	ST_REARMED,		/* checks that left the push to a completion under way */
+	ST_REPUSH_SKIPPED,	/* stalled again where the last push sent nothing */
 	ST_NR,
 };
 
@@ -253,6 +255,8 @@ static const char *const stat_names[ST_NR] = {
 	[ST_TXC_SW_GSO]		= "txc_sw_gso",
 	[ST_CORK_EXPIRED]	= "cork_expired",
 	[ST_DEV_SLOTS_FULL]	= "dev_slots_full",
+	[ST_REARMED]		= "checks_rearmed",
+	[ST_REPUSH_SKIPPED]	= "repush_skipped",
 };
 
 struct log2_hist {
@@ -715,14 +719,28 @@ static void cork_idle(const struct sock *sk)
 	WRITE_ONCE(s->idle_ns, ktime_get_ns() | 1);
 }
 
-/* The full check, under the socket lock: the hint plus the write queue. */
-static bool tcp_sock_stalled(struct sock *sk)
+/*
+ * The full check, under the socket lock: the hint plus the write queue.
+ *
+ * Bytes still below TCP normally mean a completion to come, which pushes if
+ * it finds TSQ_THROTTLED.  But the check may run on another CPU while the
+ * completion that queued it is still inside tcp_wfree(), before it has
+ * uncharged its skb and read the flag -- which, in the case the check
+ * exists for, nobody set.  With @rearm, do what tcp_push() does when it
+ * corks: set the flag, then read sk_wmem_alloc again after a full barrier.
+ * Bytes still below: the completion under way will see the flag and
+ * schedule the TSQ tasklet (tcp_wfree() uncharges before it reads the
+ * flags).  None: the socket is stalled, and the flag, which no completion
+ * will clear now, is taken back.
+ */
+static bool tcp_sock_stalled(struct sock *sk, bool rearm)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	const struct sk_buff *skb;
 
 	sock_owned_by_me(sk);
-	if (!tcp_stall_hint(sk, refcount_read(&sk->sk_wmem_alloc)))
+	if (READ_ONCE(sk->sk_tsq_flags) & (TSQF_QUEUED | TCPF_TSQ_DEFERRED) ||
+	    !tcp_sendable_hint(sk))
 		return false;
 	skb = tcp_send_head(sk);
 	if (!skb)
@@ -734,7 +752,47 @@ static bool tcp_sock_stalled(struct sock *sk)
 	/* TSO auto-deferral of the head: the ACK in flight will send it. */
 	if (tp->packets_out && tcp_skb_pcount(skb) > 1)
 		return false;
+	if (refcount_read(&sk->sk_wmem_alloc) <= 1)
+		return true;
+	if (!rearm || test_and_set_bit(TSQ_THROTTLED, &sk->sk_tsq_flags))
+		return false;
+	smp_mb__after_atomic();
+	if (refcount_read(&sk->sk_wmem_alloc) > 1) {
+		stat_inc(ST_REARMED);
+		return false;
+	}
+	clear_bit(TSQ_THROTTLED, &sk->sk_tsq_flags);
 	return true;
+}
+
+/*
+ * A push that sent nothing: TCP itself refused (no route, a LOCAL_OUT
+ * drop), and its own timers retry.  The push's failed skb completes and
+ * makes the socket a suspect again; pushing it again at once would spin as
+ * long as the route is gone.  So remember the snd_nxt of the last push that
+ * sent nothing, per socket slot, and do not push again until something else
+ * has moved snd_nxt.
+ */
+static u64 idle_push_table[1 << CORK_BITS];
+
+static bool idle_push_same(const struct sock *sk, u32 snd_nxt)
+{
+	unsigned int idx;
+	u64 tag = slot_hash(sk, CORK_BITS, &idx);
+
+	return READ_ONCE(idle_push_table[idx]) == (tag | snd_nxt);
+}
+
+static void idle_push_note(const struct sock *sk, u32 snd_nxt, bool idle)
+{
+	unsigned int idx;
+	u64 tag = slot_hash(sk, CORK_BITS, &idx);
+	u64 old = READ_ONCE(idle_push_table[idx]);
+
+	if (idle)
+		WRITE_ONCE(idle_push_table[idx], tag | snd_nxt);
+	else if (old && (old & ~CORK_TIME_MASK) == tag)
+		WRITE_ONCE(idle_push_table[idx], 0);
 }
 
 /* ---- checks under the socket lock --------------------------------------- */
@@ -797,29 +855,35 @@ static void suspect(struct sock *sk)
 static void check_stalled(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
+	bool stalled, push = READ_ONCE(recover);
 	u32 snd_nxt;
-	bool stalled;
 
 	lock_sock(sk);
 	stat_inc(ST_WAKEUP_CHECKS);
-	stalled = tcp_sock_stalled(sk);
-	if (stalled) {
+	snd_nxt = tp->snd_nxt;
+	stalled = tcp_sock_stalled(sk, push);
+	if (stalled && push && idle_push_same(sk, snd_nxt)) {
+		/* Pushed here before, in vain: TCP's timers own it now. */
+		stat_inc(ST_REPUSH_SKIPPED);
+		stalled = false;
+	} else if (stalled) {
 		stat_inc(ST_LOST_WAKEUPS);
-		if (READ_ONCE(recover) &&
-		    !test_and_set_bit(TCP_TSQ_DEFERRED, &sk->sk_tsq_flags)) {
+		if (push && !test_and_set_bit(TCP_TSQ_DEFERRED, &sk->sk_tsq_flags)) {
 			sock_hold(sk);	/* dropped by tcp_release_cb() */
 			cork_recovering(sk);
 		} else {
 			stalled = false;
 		}
 	}
-	snd_nxt = tp->snd_nxt;
 	/* release_sock() runs tcp_release_cb(): the TSQ tasklet's push. */
 	release_sock(sk);
 	if (stalled) {
+		bool idle = READ_ONCE(tp->snd_nxt) == snd_nxt;
+
 		stat_inc(ST_RECOVERIES);
-		if (READ_ONCE(tp->snd_nxt) == snd_nxt)
+		if (idle)
 			stat_inc(ST_RECOVERIES_IDLE);
+		idle_push_note(sk, snd_nxt, idle);
 	}
 }
 
