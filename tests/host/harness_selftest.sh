@@ -210,6 +210,8 @@ check "dmesg: arm64 'Call trace:' is flagged" flags 10 "ok" "Call trace:"
 check "dmesg: x86 'Call Trace:' is flagged" flags 10 "Call Trace:"
 check "dmesg: a WARN is flagged" flags 10 "WARNING: CPU: 1 PID: 7 at kernel/x.c:2 f+0x1/0x2"
 check "dmesg: an RCU stall is flagged" flags 10 "rcu: INFO: rcu_preempt self-detected stall on CPU"
+check "dmesg: a KFENCE report is flagged" flags 10 "BUG: KFENCE: use-after-free read in f+0x1/0x2"
+check "dmesg: KFENCE's boot line is not flagged" eval '! flags 10 "kfence: initialized - using 2097152 bytes for 255 objects"'
 check "dmesg: ordinary lines are not flagged" eval '! flags 10 "tsq_probe: loaded" "eth0: link up"'
 check "dmesg: bad lines before the mark are not flagged" \
 	eval '! { kmsg 5 "WARNING: old" "x" "y" "z" "w" "ok" | kmsg_scan 9 | dmesg_bad_lines | grep -q .; }'

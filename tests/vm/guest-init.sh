@@ -49,7 +49,7 @@ for kv in $(tr ' ' '\n' </proc/cmdline | sed -n 's/^tailfix\.env=//p'); do
 	export "${kv?}"
 	echo "TAILFIX-ENV $kv"
 done
-echo "TAILFIX-GUEST kernel=$(uname -r) arch=$(uname -m) run=$run"
+echo "TAILFIX-GUEST kernel=$(uname -r) arch=$(uname -m) run=$run kfence_ms=$(cat /sys/module/kfence/parameters/sample_interval 2>/dev/null || echo none)"
 cd /opt/tailfix || poweroff_now
 mkdir -p /results
 uname -r >/results/uname
