@@ -12,6 +12,6 @@ if want tsq_cost; then
 	./tsq_cost.sh "$1/tsq-cost" || rc=1
 fi
 if want dctcp && [ -x ./dctcp_rpc.sh ]; then
-	SECS=${DCTCP_BENCH_SECS:-60} ./dctcp_rpc.sh "$1/dctcp" || rc=1
+	SECS=${DCTCP_BENCH_SECS:-20} ROUNDS=${DCTCP_BENCH_ROUNDS:-5} ./dctcp_rpc.sh "$1/dctcp" || rc=1
 fi
 exit $rc
