@@ -450,6 +450,29 @@ topo_nic_pair() {
 		fail "no connectivity over NICs $1/$2"
 }
 
+# ip6_pair: IPv6 addresses (no DAD) on the pair topo_nic_pair made, and
+# SRV_ADDR/CLI_ADDR switched to them: what runs after that speaks IPv6
+# (RR_FAMILY=6 makes rr_setup call it).
+SRV_ADDR6=fd00:7a11::2
+CLI_ADDR6=fd00:7a11::1
+ip6_pair() {
+	local ns
+	for ns in "$NS_SRV" "$NS_CLI"; do
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 \
+			net.ipv6.conf.default.disable_ipv6=0 2>/dev/null ||
+			skip "IPv6 is not available in this kernel"
+	done
+	ip netns exec "$NS_SRV" sysctl -qw "net.ipv6.conf.$SRV_DEV.disable_ipv6=0" &&
+		ip netns exec "$NS_CLI" sysctl -qw "net.ipv6.conf.$CLI_DEV.disable_ipv6=0" ||
+		fail "cannot enable IPv6 on $SRV_DEV/$CLI_DEV"
+	ip -n "$NS_SRV" addr add "$SRV_ADDR6/64" dev "$SRV_DEV" nodad &&
+		ip -n "$NS_CLI" addr add "$CLI_ADDR6/64" dev "$CLI_DEV" nodad ||
+		fail "IPv6 addresses"
+	wait_for 20 ip netns exec "$NS_CLI" ping -6 -c1 -W1 "$SRV_ADDR6" >/dev/null ||
+		fail "no IPv6 connectivity over $CLI_DEV -> $SRV_DEV"
+	SRV_ADDR=$SRV_ADDR6 CLI_ADDR=$CLI_ADDR6
+}
+
 # topo_raw_peer: the kernel under test in NS_K (KIP, dev veth0, ECN on) and a
 # raw-socket peer (dctcp_fixed_peer.py) in NS_P (PIP, no address: the peer
 # answers from user space), one veth pair, offloads off so that one skb is
@@ -505,8 +528,9 @@ RR_PORT=5201
 rr_setup() {
 	require_tool tailrr
 	topo_nic_pair
+	[ "${RR_FAMILY:-4}" = 6 ] && ip6_pair
 	qdisc_hold "$NS_SRV" "$SRV_DEV"
-	log "topology: $TOPO_KIND ($SRV_DEV)"
+	log "topology: $TOPO_KIND ($SRV_DEV), IPv${RR_FAMILY:-4} $CLI_ADDR -> $SRV_ADDR"
 	local ready
 	ready=$(mktemp -u /tmp/tailrr-ready.XXXXXX)
 	ip netns exec "$NS_SRV" "$TOOLS_DIR/tailrr" server --bind "$SRV_ADDR" --port "$RR_PORT" \
