@@ -157,6 +157,64 @@ ko_put_as() {
 	esac
 }
 
+# Test-only mutants of our modules (tests/mutants/*_mutants.sh): each module
+# has a compile-time switch (KCFLAGS=-DMACRO=N, 0 = the real code) that the
+# shipped build never sets.  mutants_setup MOD DIR MACRO: keep the installed
+# MOD aside and put it back on exit; MUT_* describe the build.
+mutants_setup() {
+	MUT_MOD=$1 MUT_DIR=$2 MUT_MACRO=$3
+	MUT_SRC=$(ls -d /usr/src/ena-tcp-tailfix-*/ 2>/dev/null | tail -1)
+	[ -n "$MUT_SRC" ] || skip "no DKMS source under /usr/src"
+	MUT_KDIR=/lib/modules/$(uname -r)/build
+	[ -d "$MUT_KDIR" ] || skip "no kernel headers for $(uname -r)"
+	MUT_INSTALLED=$(modinfo -n "$MUT_MOD") || fail "modinfo -n $MUT_MOD"
+	MUT_TMP=$(mktemp -d)
+	cp "$MUT_INSTALLED" "$MUT_TMP/real.ko"
+	on_exit "cp '$MUT_TMP/real.ko' '$MUT_INSTALLED'; rmmod $MUT_MOD 2>/dev/null; rm -rf '$MUT_TMP'"
+}
+
+# mutant_build N: the module with MACRO=N in $MUT_TMP/mN.ko.
+mutant_build() {
+	rm -rf "$MUT_TMP/b" && mkdir -p "$MUT_TMP/b" &&
+		cp -r "$MUT_SRC/$MUT_DIR" "$MUT_SRC/dkms.conf" "$MUT_TMP/b/" &&
+		make -s -C "$MUT_KDIR" M="$MUT_TMP/b/$MUT_DIR" KCFLAGS="-D$MUT_MACRO=$1" modules \
+			>"$MUT_TMP/build.$1" 2>&1 &&
+		cp "$MUT_TMP/b/$MUT_DIR/$MUT_MOD.ko" "$MUT_TMP/m$1.ko"
+}
+
+# mutant_run N TEST: TEST's exit status with mutant N installed (where
+# modprobe finds the real one; DKMS may have compressed it: ko_put_as).
+mutant_run() {
+	local rc
+	rmmod "$MUT_MOD" 2>/dev/null
+	ko_put_as "$MUT_INSTALLED" "$MUT_TMP/m$1.ko" || return 2
+	"$TESTS_DIR/$2" >"$MUT_TMP/out.$1.$2" 2>&1
+	rc=$?
+	grep -E '^not ok|^# FAIL' "$MUT_TMP/out.$1.$2" | head -5 | sed "s/^/#   mutant $1: /"
+	rmmod "$MUT_MOD" 2>/dev/null
+	cp "$MUT_TMP/real.ko" "$MUT_INSTALLED"
+	return "$rc"
+}
+
+# mutants_judge CATCH_ARRAY_NAME "N...": the real module rebuilt (N=0) passes
+# every catching test; each mutant N fails (exit 1, not a skip) its test.
+mutants_judge() {
+	local -n catch=$1
+	local m t
+	check "the real $MUT_MOD rebuilt from the DKMS source" mutant_build 0
+	for t in $(for m in $2; do echo "${catch[$m]}"; done | sort -u); do
+		check "control: $t passes with the real module (rebuilt)" mutant_run 0 "$t"
+	done
+	caught() { mutant_run "$1" "$2"; [ $? -eq 1 ]; }
+	for m in $2; do
+		if ! mutant_build "$m"; then
+			check "mutant $m builds" false
+			continue
+		fi
+		check "mutant $m fails ${catch[$m]}" caught "$m" "${catch[$m]}"
+	done
+}
+
 # module_unloaded MOD: MOD is not loaded (unloading it if it is).
 module_unloaded() {
 	[ -e "$TAILFIX_SYSFS/module/$1" ] && modprobe -r "$1" 2>/dev/null

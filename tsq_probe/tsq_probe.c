@@ -92,6 +92,16 @@ static inline u32 tcp_snd_cwnd(const struct tcp_sock *tp)
 #define TSQ_TAINT	TAINT_USER
 #endif
 
+/*
+ * Test-only mutants (tests/mutants/tsq_mutants.sh builds them in a guest
+ * with KCFLAGS=-DTSQ_TEST_MUTANT=N; the shipped module is built without and
+ * has none of this): each is a wrong tsq_probe that a test must catch.
+ *   1  a socket whose last push sent nothing is pushed again at once
+ */
+#ifndef TSQ_TEST_MUTANT
+#define TSQ_TEST_MUTANT	0
+#endif
+
 #define HIST_BUCKETS	40	/* log2 of nanoseconds: up to ~550 s */
 #define MAX_DEVS	16	/* per-device TX-completion histograms */
 #define TXC_BITS	12	/* skbs waiting for their completion */
@@ -731,7 +741,11 @@ static void cork_idle(const struct sock *sk)
  * Bytes still below: the completion under way will see the flag and
  * schedule the TSQ tasklet (tcp_wfree() uncharges before it reads the
  * flags).  None: the socket is stalled, and the flag, which no completion
- * will clear now, is taken back.
+ * will clear now, is taken back.  The pairing is tcp_push()'s own: our
+ * smp_mb__after_atomic() against tcp_wfree()'s uncharge (a value-returning
+ * atomic) and its flags read, smp_load_acquire() on 6.12 and a plain
+ * READ_ONCE() on 6.1 -- the completer-side weakness of 6.1 (see
+ * tsq_probe/patches/) applies to this re-arm exactly as to tcp_push().
  */
 static bool tcp_sock_stalled(struct sock *sk, bool rearm)
 {
@@ -862,7 +876,7 @@ static void check_stalled(struct sock *sk)
 	stat_inc(ST_WAKEUP_CHECKS);
 	snd_nxt = tp->snd_nxt;
 	stalled = tcp_sock_stalled(sk, push);
-	if (stalled && push && idle_push_same(sk, snd_nxt)) {
+	if (stalled && push && TSQ_TEST_MUTANT != 1 && idle_push_same(sk, snd_nxt)) {
 		/* Pushed here before, in vain: TCP's timers own it now. */
 		stat_inc(ST_REPUSH_SKIPPED);
 		stalled = false;
@@ -1449,6 +1463,9 @@ static int __init tsq_probe_init(void)
 	ret = test_fail_point(4);
 	if (ret)
 		goto err_group;
+	if (TSQ_TEST_MUTANT)
+		pr_warn("TEST MUTANT %d: a deliberately wrong tsq_probe, for tests only\n",
+			TSQ_TEST_MUTANT);
 	pr_info("version %s loaded: recover=%d fault_inject=%d fault_ppm=%u xmit_attach=%s\n",
 		TAILFIX_VERSION, recover, fault_inject, fault_ppm,
 		xmit_attach_names[xmit_attach]);

@@ -1,0 +1,20 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Wrong tsq_probes the tsq_probe tests must catch.  In a guest: builds
+# tsq_probe from the installed DKMS source with KCFLAGS=-DTSQ_TEST_MUTANT=N
+# (see the list in tsq_probe.c), puts it where modprobe finds the real one,
+# runs the test that must catch it, and puts the real module back.  Passes
+# for a mutant when its test FAILS (exit 1, not a skip), and for the real
+# module (N=0, rebuilt the same way) when the same tests pass.
+#   tests:mutants/tsq_mutants.sh   (TSQ_MUTANTS="1" to run a subset)
+. "$(dirname "$0")/../lib.sh"
+require_root
+require_disruptive "replaces the installed tsq_probe module"
+require_module tsq_probe
+mutants_setup tsq_probe tsq_probe TSQ_TEST_MUTANT
+
+declare -A CATCH=(
+	[1]=tsq_probe_bh.sh	# pushes again a socket whose last push sent nothing: a loop
+)
+mutants_judge CATCH "${TSQ_MUTANTS:-1}"
+ksft_finish
