@@ -83,6 +83,9 @@ ecn0=$(ip netns exec "$NS_RCV" sysctl -n net.ipv4.tcp_ecn)
 
 # one_run CC OUT: all six clients of one algorithm for SECS seconds.
 port=6000
+SRV_PID=
+on_exit '[ -n "$SRV_PID" ] && kill "$SRV_PID"'
+
 one_run() {
 	local cc=$1 out=$2 alg=$1 srv s ns p bad=0 pids=()
 	[ "$cc" = cubic_ecn ] && alg=cubic
@@ -92,7 +95,7 @@ one_run() {
 	stats "$out/stats-before.txt"
 	ip netns exec "$NS_RCV" "$RPCBENCH" server -p "$port" -C "$alg" &
 	srv=$!
-	on_exit kill "$srv"
+	SRV_PID=$srv
 	wait_for 10 sh -c "ip netns exec $NS_RCV ss -Hltn sport = :$port | grep -q ." ||
 		fail "rpcbench server did not start"
 	for s in 1 2; do
@@ -112,6 +115,7 @@ one_run() {
 	done
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
+	SRV_PID=
 	stats "$out/stats.txt"
 	[ "$bad" -eq 0 ] || fail "a client of the $cc run failed (see $out/log.txt)"
 }
