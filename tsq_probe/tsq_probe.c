@@ -770,6 +770,7 @@ static bool tcp_sock_stalled(struct sock *sk, bool rearm)
 		return true;
 	if (!rearm || test_and_set_bit(TSQ_THROTTLED, &sk->sk_tsq_flags))
 		return false;
+	/* The flag before the re-read: pairs with tcp_wfree() (see above). */
 	smp_mb__after_atomic();
 	if (refcount_read(&sk->sk_wmem_alloc) > 1) {
 		stat_inc(ST_REARMED);
