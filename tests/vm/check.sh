@@ -35,6 +35,11 @@ export TAILFIX_LINT_ARM64=required
 # with 2 vCPUs under single-threaded TCG (run.sh explains why not
 # multi-threaded), so the x86 module code sees real concurrency.
 SMP_TESTS=tsq_probe_load.sh,tsq_probe_params.sh,tsq_probe_cycles.sh,dctcp_fixed_safety.sh,ena_load.sh
+# The debug kernel (tests/vm/debug-kernel.sh: Debian's 6.12 with lockdep,
+# KASAN, object debugging) runs, in check-full, the tests that drive the
+# module code's locking and lifetimes hardest: load/unload under traffic,
+# a failed load, tcp_wfree() from task context, device churn, faults.
+DEBUG_TESTS=tsq_probe_load.sh,tsq_probe_params.sh,tsq_probe_cycles.sh,tsq_probe_initfail.sh,tsq_probe_bh.sh,tsq_probe_histograms.sh,tsq_probe_fault.sh,dctcp_fixed_safety.sh,dctcp_fixed_packets.sh,ena_load.sh
 # The guest-side mutants (tests/mutants/): check-full runs them in each amd64
 # guest; each passes when the test it wraps catches its mutant.
 MUTANT_TESTS=mutants/dctcp_mutants.sh,mutants/tsq_mutants.sh,mutants/load_no_cli.sh,mutants/load_kprobe_leak.sh,mutants/load_no_debugfs.sh,mutants/restore_loaded.sh,mutants/cycles_traffic_stops.sh
@@ -49,7 +54,7 @@ MUTANT_TESTS=mutants/dctcp_mutants.sh,mutants/tsq_mutants.sh,mutants/load_no_cli
 # ARCH:SERIES every mode must run; a missing one fails.
 case $mode in
 quick) MATRIX="amd64:6.1 amd64:6.12 arm64:6.1" ;;
-full) MATRIX="amd64:6.1 amd64:6.12 amd64-trixie:7 arm64:6.1 arm64:6.12" ;;
+full) MATRIX="amd64:6.1 amd64:6.12 amd64-trixie:7 amd64-debug:6.12 arm64:6.1 arm64:6.12" ;;
 *) MATRIX= ;;
 esac
 
@@ -128,8 +133,9 @@ boot() {
 }
 
 # guest KIND RUN [RESULTS] [KERNEL-FILTER]: stage the disk, boot each kernel.
-# KIND: amd64, arm64 (Debian 12 with 6.1 and 6.12) or amd64-trixie (Debian
-# 13 with trixie-backports' newest 7.x), see image.sh.
+# KIND: amd64, arm64 (Debian 12 with 6.1 and 6.12), amd64-trixie (Debian
+# 13 with trixie-backports' newest 7.x), see image.sh, or amd64-debug (the
+# amd64 root with the debug kernel, see stage.sh).
 guest() {
 	local kind=$1 run=$2 res=${3:-} filter=${4:-.} img k out s arch
 	arch=${kind%%-*}
@@ -143,7 +149,7 @@ guest() {
 	# A foreign guest's DKMS install is emulated: stage only the kernels
 	# that boot (the amd64 disk always carries every kernel).
 	local only=.
-	[ "$arch" = amd64 ] || only=$filter
+	[ "$kind" = amd64 ] || only=$filter
 	last_line env TAILFIX_STAGE_KERNELS="$only" "$here/stage.sh" "$kind"
 	img=$(grep -x '/.*\.img' "$OUT" | tail -1)
 	if [ "$LAST_RC" -ne 0 ] || [ -z "$img" ] || [ ! -f "$img.kernels" ]; then
@@ -198,6 +204,7 @@ quick|full)
 	# The 7.x guest (Debian 13) is in check-full: with it make check no
 	# longer fits its hour on a fresh machine.
 	[ "$mode" = full ] && guest amd64-trixie check
+	[ "$mode" = full ] && guest amd64-debug "tests:$DEBUG_TESTS" "" 'tailfix-debug'
 	if [ "$mode" = full ]; then
 		guest arm64 check
 	else

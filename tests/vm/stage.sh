@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # stage.sh KIND: make a bootable guest disk with this checkout installed
-# (KIND: amd64, arm64 or amd64-trixie, see image.sh).
+# (KIND: amd64, arm64 or amd64-trixie, see image.sh; amd64-debug is the
+# amd64 root with the debug kernel of debug-kernel.sh installed).
 # Prints the path of the disk image.  Steps:
 #   1. a copy of the cached base root (image.sh);
 #   2. the package copied to /usr/src/ena-tcp-tailfix-VERSION and installed
@@ -20,6 +21,7 @@ trap 'exit 129' HUP
 
 kind=${1:-amd64}
 arch=${kind%%-*}
+base=$kind
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
@@ -32,12 +34,17 @@ name=${TAILFIX_STAGE_NAME:-guest-$(echo "$top" | sha256sum | cut -c1-8)}
 work=$cache/$kind/$name.root
 img=$cache/$kind/$name.img
 mkdir -p "$cache/$kind"
+debs=
+if [ "$kind" = amd64-debug ]; then
+	base=amd64
+	debs=$("$here/debug-kernel.sh") || { log "no debug kernel (tests/vm/debug-kernel.sh failed)"; exit 1; }
+fi
 vm_lock "$cache/$kind/$name.lock" -x "stage $name" || exit 1
 
 # The base root, locked shared while it is copied (image.sh drops no root
 # whose lock is held).
 for try in 1 2 3; do
-	root=$("$here/image.sh" "$kind")
+	root=$("$here/image.sh" "$base")
 	vm_lock "$root.lock" -s "base root $root" || exit 1
 	[ -f "$root/.tailfix-complete" ] && break
 	log "$root went away, again"
@@ -64,6 +71,19 @@ for t in /usr/src/linux-source-*.tar.xz; do
 	ln "$t" "$work/usr/src/" 2>/dev/null || cp "$t" "$work/usr/src/"
 	srcs+=("$work/usr/src/${t##*/}")
 done
+
+# Extra kernel packages (the debug kernel), installed with dpkg as on a
+# host: the kernel's own hooks make its initramfs.
+if [ -n "$debs" ]; then
+	mkdir -p "$work/tmp/debs"
+	cp $debs "$work/tmp/debs/"
+	for m in proc sys dev; do mount --bind "/$m" "$work/$m"; done
+	rc=0
+	chroot "$work" sh -c 'dpkg -i /tmp/debs/*.deb' >"$cache/$kind/dpkg.log" 2>&1 || rc=$?
+	for m in proc sys dev; do umount -l "$work/$m"; done
+	rm -rf "$work/tmp/debs"
+	[ "$rc" = 0 ] || { tail -20 "$cache/$kind/dpkg.log" >&2; log "dpkg -i of $(echo $debs) failed"; exit 1; }
+fi
 
 # The DKMS install runs in a chroot of the guest's root: natively for amd64;
 # for arm64 under qemu-user (binfmt_misc, as image-foreign.sh built that
