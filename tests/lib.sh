@@ -95,11 +95,21 @@ cmp_num() {
 on_exit() { _cleanup_cmds+=("$*"); }
 _run_cleanup() {
 	local i
+	# A second signal must not cut the restore short: timeout(1) sends
+	# SIGTERM to the test and then to its whole process group.  (Once,
+	# on a loaded host, harness_selftest found a parameter empty after a
+	# test killed by the timeout: truncated, never written back.)
+	trap '' TERM INT HUP
 	for ((i = ${#_cleanup_cmds[@]} - 1; i >= 0; i--)); do
 		eval "${_cleanup_cmds[i]}" >/dev/null 2>&1 || true
 	done
 }
 trap _run_cleanup EXIT
+# Signals end the test through exit, so the EXIT trap restores what it
+# changed; further signals are ignored from here on.
+trap "trap '' TERM INT HUP; exit 143" TERM
+trap "trap '' TERM INT HUP; exit 130" INT
+trap "trap '' TERM INT HUP; exit 129" HUP
 
 require_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
 

@@ -326,6 +326,26 @@ check "run_tests: a TCP sysctl left changed fails" \
 check "run_tests: a program killed by the timeout still restores (TIMEOUT, no change left)" \
 	eval 'state_run hangs.sh "not ok 1 selftests: tailfix: $rel/hangs.sh # TIMEOUT 2s" 2 &&
 		! grep -q "left the host changed" "$fake/state.txt" && [ "$(cat "$fi_param")" = N ]'
+# A second SIGTERM (timeout(1) signals the test, then its process group)
+# that arrives while the EXIT trap restores must not cut the restore short.
+mkt term2.sh "on_exit 'sleep 1; echo N >$fi_param'; echo Y >$fi_param; : >$fake/term2.ready; sleep 60"
+term_twice() {
+	local pid
+	echo N >"$fi_param"
+	rm -f "$fake/term2.ready"
+	"$fake/term2.sh" >/dev/null 2>&1 &
+	pid=$!
+	wait_for 10 [ -f "$fake/term2.ready" ] || return 1
+	kill -TERM "$pid"
+	pkill -TERM -P "$pid" -x sleep
+	# the second signal lands inside the restore's one-second step
+	# (a stimulus, not a synchronisation: the check is the file below)
+	sleep 0.3
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid"
+	[ "$(cat "$fi_param")" = N ]
+}
+check "lib.sh: a second SIGTERM during the restore does not cut it short" term_twice
 export TAILFIX_SYSFS=/sys
 unset TAILFIX_PROCFS
 
