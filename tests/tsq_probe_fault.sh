@@ -10,7 +10,8 @@
 #   baseline   no fault: how many requests >= 30 ms emulation alone causes;
 #   recover=0  fault: stalls >= 30 ms appear and are counted as lost wake-ups;
 #   recover=1  fault: lost wake-ups are pushed; slow requests at most
-#              baseline + max(2, 0.2% N) and at most 1/20 of recover=0's.
+#              baseline + max(2, 0.2% N, 3 sqrt(baseline)) and at most
+#              1/20 of recover=0's.
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
 # Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
 # fault injection hits every TCP socket of the host; a tsq_probe loaded
@@ -76,6 +77,12 @@ check "every lost wake-up was recovered" \
 # and at most a twentieth of those without recovery.  One emulator hiccup
 # is not a failure; a recovery that misses one lost wake-up in twenty is.
 allow=$((N / 500 > 2 ? N / 500 : 2))
+# A noisy baseline widens it: rare slow requests are counts, whose own
+# spread is about their square root; three of those (CI, arm64, on a
+# loaded host: baseline 3 slow requests, recover=1 7, no late cork in
+# either, so none of the 7 was a lost wake-up).
+noise=$(awk -v b="$base_slow" 'BEGIN { x = 3 * sqrt(b); n = int(x); if (n < x) n++; print n }')
+[ "$noise" -gt "$allow" ] && allow=$noise
 # A lost wake-up the module did recover, but late (the emulator did not run
 # its work item for >= 16.7 ms: recovery_delay_ns has the sample), is a
 # timing matter for the benchmark (make bench: recovery delay p99), not a
@@ -105,7 +112,7 @@ if [ "$excess" -gt 0 ] && [ "$excess" -le "${r1_late:-0}" ] &&
 	known_gap=1
 fi
 gap_why="known gap: $r1_late lost wake-ups missed by the handshake check, seen by late_cork_releases, at most 1/20 of recover=0's $r0_late (README: known gaps)"
-desc="recover=1: requests >= 30 ms, less the $slow_recoveries late recoveries, at most baseline + max(2, 0.2% of $N) ($r1_slow vs $base_slow + $allow)"
+desc="recover=1: requests >= 30 ms, less the $slow_recoveries late recoveries, at most baseline + max(2, 0.2% of $N, 3 sqrt(baseline)) ($r1_slow vs $base_slow + $allow)"
 within() { cmp_num "$((r1_slow - slow_recoveries))" "<=" "$((base_slow + allow))"; }
 twentieth() { cmp_num "$((r1_slow * 20))" "<=" "$r0_slow"; }
 desc20="recover=1: at most 1/20 of the slow requests of recover=0 ($r1_slow x 20 vs $r0_slow)"
