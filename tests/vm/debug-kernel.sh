@@ -50,7 +50,7 @@ mkdir -p "$out/build"
 t0=$SECONDS
 log "building the debug kernel from $tarball ($srcver) in $out (about 30 min on 2 cores)"
 tar -C "$out/build" -xf "$tarball"
-src=$(ls -d "$out"/build/linux-source-6.12)
+src=$out/build/linux-source-6.12
 cp "$hdrs/.config" "$src/.config"
 grep -v '^#' "$here/debug-kernel.modules" | grep . |
 	awk '{ print $1, 0, 0 }' >"$out/lsmod"

@@ -72,19 +72,6 @@ for t in /usr/src/linux-source-*.tar.xz; do
 	srcs+=("$work/usr/src/${t##*/}")
 done
 
-# Extra kernel packages (the debug kernel), installed with dpkg as on a
-# host: the kernel's own hooks make its initramfs.
-if [ -n "$debs" ]; then
-	mkdir -p "$work/tmp/debs"
-	cp $debs "$work/tmp/debs/"
-	for m in proc sys dev; do mount --bind "/$m" "$work/$m"; done
-	rc=0
-	chroot "$work" sh -c 'dpkg -i /tmp/debs/*.deb' >"$cache/$kind/dpkg.log" 2>&1 || rc=$?
-	for m in proc sys dev; do umount -l "$work/$m"; done
-	rm -rf "$work/tmp/debs"
-	[ "$rc" = 0 ] || { tail -20 "$cache/$kind/dpkg.log" >&2; log "dpkg -i of $(echo $debs) failed"; exit 1; }
-fi
-
 # The DKMS install runs in a chroot of the guest's root: natively for amd64;
 # for arm64 under qemu-user (binfmt_misc, as image-foreign.sh built that
 # root), the guest's own dkms and gcc.  Only where qemu-user cannot be
@@ -101,6 +88,18 @@ if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 		mount --bind "/$m" "$work/$m"
 		mounts+=("$work/$m")
 	done
+	# Extra kernel packages (the debug kernel), installed with dpkg as on
+	# a host (the kernel's own hooks make its initramfs); then they are
+	# among the kernels DKMS builds for.
+	if [ -n "$debs" ]; then
+		mkdir -p "$work/tmp/debs"
+		cp $debs "$work/tmp/debs/"
+		chroot "$work" sh -c 'dpkg -i /tmp/debs/*.deb' >"$cache/$kind/dpkg.log" 2>&1 ||
+			{ tail -20 "$cache/$kind/dpkg.log" >&2; log "dpkg -i of $(echo $debs) failed"; exit 1; }
+		rm -rf "$work/tmp/debs"
+		kernels=$(cd "$work/lib/modules" && ls -d */build 2>/dev/null | sed 's,/build,,' |
+			grep -E "${TAILFIX_STAGE_KERNELS:-.}")
+	fi
 	: >"$dkmslog"
 	chroot "$work" dkms add "ena-tcp-tailfix/$version" >>"$dkmslog" 2>&1 ||
 		{ cat "$dkmslog" >&2; log "dkms add failed"; exit 1; }
@@ -155,6 +154,7 @@ if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 	for m in "${mounts[@]}"; do umount -l "$m"; done
 	mounts=()
 else
+	[ -z "$debs" ] || { log "$kind needs an x86_64 build host (dpkg -i of its kernel in a chroot)"; exit 1; }
 	touch "$work/.tailfix-dkms-at-boot"
 fi
 rm -f "${srcs[@]}"
