@@ -278,7 +278,9 @@ wait_for() {
 
 # Lines that make any test fail.  "Call trace:" is arm64's spelling; NETDEV
 # WATCHDOG is a NIC whose TX queue stopped moving (the tests need it).
-DMESG_BAD='WARNING:|BUG:|Oops|kernel BUG|general protection|lockdep|possible recursive locking|circular locking|INFO: rcu_|rcu_sched self-detected|KASAN|KFENCE|UBSAN|refcount_t:|list_add corruption|list_del corruption|soft lockup|hung_task|Call Trace:|Call trace:|NETDEV WATCHDOG'
+# Lockdep's and debugobjects' reports by their own words, not the word
+# "lockdep" (a debug kernel's boot says "RCU lockdep checking is enabled").
+DMESG_BAD='WARNING:|BUG:|Oops|kernel BUG|general protection|lockdep is turned off|locking correctness validator|DEBUG_LOCKS_WARN_ON|inconsistent lock state|possible recursive locking|circular locking|possible deadlock|ODEBUG:|INFO: rcu_|rcu_sched self-detected|KASAN|KFENCE|UBSAN|refcount_t:|list_add corruption|list_del corruption|soft lockup|hung_task|Call Trace:|Call trace:|NETDEV WATCHDOG'
 
 # The kernel log is read through /dev/kmsg, whose records carry a sequence
 # number: "PRIO,SEQ,USEC,FLAGS;text".  A mark is the last SEQ; reading

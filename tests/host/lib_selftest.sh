@@ -13,6 +13,7 @@
 #                        (ena_hw.sh on a fake ENA host)
 #   sum_ints             exact above 2^31 (mawk's "print s" is not)
 #   host/dkms_conf.sh    the "says why" check against fake prepare-source.sh
+#   dmesg_bad_lines      a debug kernel's boot banner passes, its reports do not
 . "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
@@ -261,6 +262,25 @@ check "sum_ints: 6000000000 + 5800000000 = 11800000000" \
 check "sum_ints: no input is 0" test "$(sum_ints </dev/null)" = 0
 check "mutant (awk print s + 0) gives what [ -gt ] refuses" bash -c \
 	"! [ \"\$(printf '6000000000\n5800000000\n' | mawk '{ s += \$1 } END { print s + 0 }')\" -gt 0 2>/dev/null"
+# ---- dmesg_bad_lines -------------------------------------------------------------------
+# A debug kernel's boot banner is not a report; its reports are.
+cat >"$tmp/dmesg-debug-boot" <<'DMESG'
+[    1.001157] kasan: KernelAddressSanitizer initialized
+[    2.987516] rcu: 	RCU lockdep checking is enabled.
+[    3.155566] Lock dependency validator: Copyright (c) 2006 Red Hat, Inc., Ingo Molnar
+[    3.157349] ... MAX_LOCKDEP_SUBCLASSES:  8
+[    3.159177]  memory used by lock dependency info: 6429 kB
+[    9.100000] kfence: initialized - using 2097152 bytes for 255 objects
+DMESG
+check "dmesg_bad_lines: a debug kernel's boot banner is clean" \
+	test -z "$(dmesg_bad_lines <"$tmp/dmesg-debug-boot")"
+for line in 'WARNING: possible circular locking dependency detected' \
+	'INFO: lockdep is turned off.' 'ODEBUG: free active (active state 0) object: 0000 object type: timer_list' \
+	'BUG: KASAN: slab-use-after-free in tcp_wfree+0x1c/0x80' \
+	'BUG: sleeping function called from invalid context at net/core/sock.c:3540'; do
+	check "dmesg_bad_lines flags: ${line%%:*}: ${line#*: }" \
+		test -n "$(echo "[   12.000000] $line" | dmesg_bad_lines)"
+done
 # ---- taint_expected -----------------------------------------------------------------
 # No program (the guest's demo and bench runs): nothing, and stdin -- the
 # console in a guest, where the old sed waited for ever -- is not read.

@@ -77,8 +77,12 @@ done
 # root), the guest's own dkms and gcc.  Only where qemu-user cannot be
 # registered does a foreign root get its DKMS install at boot (guest-init.sh).
 # TAILFIX_STAGE_KERNELS (a regex, default all) limits which kernels get it.
-kernels=$(cd "$work/lib/modules" && ls -d */build 2>/dev/null | sed 's,/build,,' |
-	grep -E "${TAILFIX_STAGE_KERNELS:-.}")
+# (listed again once the debug kernel is installed; none is an error below)
+stage_kernels() {
+	(cd "$work/lib/modules" && ls -d */build 2>/dev/null | sed 's,/build,,' |
+		grep -E "${TAILFIX_STAGE_KERNELS:-.}") || true
+}
+kernels=$(stage_kernels)
 dkmslog=$cache/$kind/dkms.log
 if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 	{ [ "$arch" != amd64 ] && "$here/image-foreign.sh" --binfmt "$arch"; }; then
@@ -97,9 +101,9 @@ if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 		chroot "$work" sh -c 'dpkg -i /tmp/debs/*.deb' >"$cache/$kind/dpkg.log" 2>&1 ||
 			{ tail -20 "$cache/$kind/dpkg.log" >&2; log "dpkg -i of $(echo $debs) failed"; exit 1; }
 		rm -rf "$work/tmp/debs"
-		kernels=$(cd "$work/lib/modules" && ls -d */build 2>/dev/null | sed 's,/build,,' |
-			grep -E "${TAILFIX_STAGE_KERNELS:-.}")
+		kernels=$(stage_kernels)
 	fi
+	[ -n "$kernels" ] || { log "no kernel in the $kind root matches '${TAILFIX_STAGE_KERNELS:-.}'"; exit 1; }
 	: >"$dkmslog"
 	chroot "$work" dkms add "ena-tcp-tailfix/$version" >>"$dkmslog" 2>&1 ||
 		{ cat "$dkmslog" >&2; log "dkms add failed"; exit 1; }
