@@ -32,6 +32,7 @@
 require_root
 require_disruptive "changes tcp_dctcp_fixed parameters and the global allowed congestion controls, unloads the module"
 require_cmd ip ss python3 modprobe rmmod
+require_tcp_diag
 # A tcp_dctcp_fixed the host had loaded comes back with its parameters; one
 # it had not is unloaded.
 module_return_on_exit tcp_dctcp_fixed

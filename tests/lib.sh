@@ -250,6 +250,15 @@ require_cmd() {
 	done
 }
 
+# require_tcp_diag: ss -i reads tcp_info (bytes_received, the congestion
+# control's fields) through tcp_diag; without it ss falls back to
+# /proc/net/tcp, which has none of them, and a test would read zeros.
+require_tcp_diag() {
+	require_cmd ss
+	modprobe -q tcp_diag 2>/dev/null || [ -d /sys/module/tcp_diag ] ||
+		skip "no tcp_diag in this kernel: ss -i cannot read tcp_info"
+}
+
 # require_module mod: load it (kernel module or one of ours) or skip.
 require_module() {
 	module_return_on_exit "$1"

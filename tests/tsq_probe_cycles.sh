@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 require_disruptive "fault injection hits every TCP socket of the host"
 require_tsq_probe
-require_cmd ss
+require_tcp_diag
 require_cmd tc
 CYCLES=${TSQ_CYCLES:-100}
 
