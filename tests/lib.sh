@@ -344,6 +344,21 @@ kmsg_last_seq() {
 # dmesg_bad_lines: text on stdin; print the lines DMESG_BAD flags, and gaps.
 dmesg_bad_lines() { grep -E "^GAP: |$DMESG_BAD"; }
 
+# kmemleak_ours: a kmemleak report (/sys/kernel/debug/kmemleak) on stdin;
+# print the leaked objects that are the package's: their allocation trace
+# names one of its modules, or has a frame no symbol resolves (the module
+# that allocated it has been unloaded, as the tests do).  Boot-time and
+# in-tree findings of the debug kernel are someone else's.
+kmemleak_ours() {
+	awk '
+	function flush() { if (obj != "" && ours) printf "%s", obj; obj = ""; ours = 0 }
+	/^unreferenced object/ { flush() }
+	{ if ($0 ~ /^unreferenced object/ || obj != "") obj = obj $0 "\n" }
+	/\[(tsq_probe|tcp_dctcp_fixed|ena)\]$/ { ours = 1 }
+	/^ +\[<[0-9a-f]+>\] 0x[0-9a-f]+$/ { ours = 1 }
+	END { flush() }'
+}
+
 # dmesg_mark: remember where the kernel log ends now.  (_dmesg_lines, the
 # line count of dmesg, is kept for tests that tail dmesg themselves.)
 dmesg_mark() {

@@ -136,6 +136,10 @@ d=$(fixture taint)
 echo W >"$d/taint-new"
 check "judge: a new taint flag fails" judge_fails "$d"
 
+d=$(fixture kmemleak)
+printf 'unreferenced object 0xffff888004a1c000 (size 64):\n  backtrace (crc 0):\n    [<ffffffffc0a01234>] 0xffffffffc0a01234\n' >"$d/kmemleak-ours.txt"
+check "judge: a leak of the package's (kmemleak) fails" judge_fails "$d"
+
 d=$(fixture kernel)
 echo 6.12.0-1-cloud-amd64 >"$d/uname"
 check "judge: the wrong kernel booted fails" judge_fails "$d"

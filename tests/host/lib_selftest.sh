@@ -14,6 +14,7 @@
 #   sum_ints             exact above 2^31 (mawk's "print s" is not)
 #   host/dkms_conf.sh    the "says why" check against fake prepare-source.sh
 #   dmesg_bad_lines      a debug kernel's boot banner passes, its reports do not
+#   kmemleak_ours        the package's leaks in a kmemleak report, not the kernel's
 . "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
@@ -281,6 +282,32 @@ for line in 'WARNING: possible circular locking dependency detected' \
 	check "dmesg_bad_lines flags: ${line%%:*}: ${line#*: }" \
 		test -n "$(echo "[   12.000000] $line" | dmesg_bad_lines)"
 done
+# ---- kmemleak_ours -----------------------------------------------------------------
+cat >"$tmp/kmemleak" <<'KML'
+unreferenced object 0xffff888003e2c400 (size 1024):
+  comm "swapper/0", pid 1, jiffies 4294892296
+  hex dump (first 32 bytes):
+    00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00  ................
+  backtrace (crc 5a1e7c2b):
+    [<ffffffff8157d1a1>] __kmalloc_noprof+0x2c1/0x3b0
+    [<ffffffff83e0a5b2>] acpi_os_allocate_zeroed+0x22/0x30
+unreferenced object 0xffff888004a1c000 (size 64):
+  comm "modprobe", pid 412, jiffies 4294901000
+  backtrace (crc 1b2c3d4e):
+    [<ffffffff8157d1a1>] __kmalloc_cache_noprof+0x2c1/0x3b0
+    [<ffffffffc0a01234>] 0xffffffffc0a01234
+unreferenced object 0xffff888004a1d000 (size 128):
+  comm "kworker/0:1", pid 40, jiffies 4294902000
+  backtrace (crc 2b2c3d4e):
+    [<ffffffff8157d1a1>] __kmalloc_cache_noprof+0x2c1/0x3b0
+    [<ffffffffc0b05678>] dctcp_fixed_init+0x28/0x90 [tcp_dctcp_fixed]
+KML
+ours=$(kmemleak_ours <"$tmp/kmemleak")
+check "kmemleak_ours: the boot-time in-tree leak is not ours" test -z "$(grep 0xffff888003e2c400 <<<"$ours")"
+check "kmemleak_ours: an unloaded module's leak and a named module's leak are" \
+	test "$(grep -c '^unreferenced object' <<<"$ours")" = 2
+check "kmemleak_ours: the whole record is kept (its backtrace)" \
+	grep -q 'dctcp_fixed_init+0x28/0x90 \[tcp_dctcp_fixed\]' <<<"$ours"
 # ---- taint_expected -----------------------------------------------------------------
 # No program (the guest's demo and bench runs): nothing, and stdin -- the
 # console in a guest, where the old sed waited for ever -- is not read.

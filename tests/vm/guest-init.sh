@@ -12,6 +12,9 @@
 #   dmesg-bad.txt  bad kernel-log lines of the whole boot (lib.sh DMESG_BAD)
 #   taint-new      taint flags the run added, besides O, E and those the
 #                  programs declare (lib.sh taint_expected)
+#   kmemleak.txt, kmemleak-ours.txt  a kernel with kmemleak (the debug
+#                  guest): its report after the tests, and the package's
+#                  leaks in it (lib.sh kmemleak_ours)
 #   uname          the running kernel
 #   tailfix.run=check            the kselftest suite (tests/Makefile TEST_PROGS)
 #   tailfix.run=tests:a.sh,b.sh  only those tests
@@ -88,6 +91,17 @@ shell)
 	echo "unknown tailfix.run=$run"; false ;;
 esac
 rc=${PIPESTATUS[0]}
+
+# kmemleak (the debug kernel): one scan after the tests; the package's
+# leaks (lib.sh kmemleak_ours) fail the run, the whole report is kept.
+kml=/sys/kernel/debug/kmemleak
+[ -e "$kml" ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+if [ -w "$kml" ] && echo scan >"$kml" 2>/dev/null; then
+	cat "$kml" >/results/kmemleak.txt
+	(. tests/lib.sh && trap - EXIT && kmemleak_ours) </results/kmemleak.txt >/results/kmemleak-ours.txt
+	echo "TAILFIX-KMEMLEAK $(grep -c '^unreferenced object' /results/kmemleak.txt) unreferenced," \
+		"$(grep -c '^unreferenced object' /results/kmemleak-ours.txt) of the package's"
+fi
 
 # The same bad-line pattern the runner checks after every test.
 DMESG_BAD=$(. tests/lib.sh && echo "$DMESG_BAD")

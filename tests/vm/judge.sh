@@ -15,8 +15,9 @@
 #	  - a skip (of a test or of a subtest) not on the allowlist is a failure;
 #	  - exit (TAILFIX-EXIT) must exist, and be 0 unless tests failed;
 #	  - dkms-failed (the at-boot DKMS install failed), dmesg-bad.txt (the
-#	    final kernel-log scan), taint-new (taint flags the run added) must
-#	    be absent or empty; uname must be KVER;
+#	    final kernel-log scan), taint-new (taint flags the run added),
+#	    kmemleak-ours.txt (the package's leaks) must be absent or empty;
+#	    uname must be KVER;
 #	  - the console (--console) must have no panic or RCU stall, and QEMU
 #	    must not have been killed by the timeout (--qemu-rc 124 or 137).
 #	demo and bench runs have no KTAP: their exit status is the verdict.
@@ -182,6 +183,10 @@ fi
 if [ -s "$dir/dmesg-bad.txt" ]; then
 	bad "kernel log has WARN/BUG/oops/lockdep/RCU lines"
 	sed 's/^/# /' "$dir/dmesg-bad.txt" | head -20
+fi
+if [ -s "$dir/kmemleak-ours.txt" ]; then
+	bad "kmemleak: $(grep -c '^unreferenced object' "$dir/kmemleak-ours.txt") objects the package's modules leaked"
+	sed 's/^/# /' "$dir/kmemleak-ours.txt" | head -20
 fi
 if [ -s "$dir/taint-new" ]; then
 	bad "kernel tainted during the run: $(cat "$dir/taint-new")"
