@@ -107,6 +107,12 @@ check:
 check-full:
 	@tests/vm/check.sh full
 
+# The debug guest kernel (lockdep, KASAN, kmemleak; tests/vm/debug-kernel.sh),
+# built once and cached: make check runs the debug guest when it is there.
+debug-kernel:
+	@scripts/deps.sh debug-kernel
+	@tests/vm/debug-kernel.sh >/dev/null
+
 # The harness's own test: fixtures of broken runs must each fail.
 check-harness:
 	@tests/run_tests.sh host/harness_selftest.sh
@@ -130,4 +136,4 @@ clean:
 	@[ ! -d tests ] || $(MAKE) -s -C tests clean
 
 .PHONY: all modules dkms-build dkms-clean lint install uninstall deb rpm check check-full \
-	check-harness check-kernels demo bench clean
+	debug-kernel check-harness check-kernels demo bench clean

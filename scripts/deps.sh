@@ -24,7 +24,8 @@ ca-certificates $pkg"
 # The arm64 guest (6.1 in quick mode) is part of `make check`: a qemu-user
 # chroot builds its image and runs its DKMS install, qemu-system boots it.
 arm64="qemu-system-arm qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
-# check-full's debug guest kernel (tests/vm/debug-kernel.sh) is built here.
+# The debug guest kernel (tests/vm/debug-kernel.sh; check-full, make
+# debug-kernel) is built here.
 kbuild="bc bison flex libelf-dev libssl-dev cpio dpkg-dev"
 guest="build-essential make gcc kmod xz-utils qemu-system-x86 debootstrap e2fsprogs rsync
 iproute2 gnuplot-nox ca-certificates"
@@ -34,9 +35,10 @@ build) want=$build ;;
 pkg) want=$pkg ;;
 check) want="$check $arm64" ;;
 full) want="$check $arm64 $kbuild" ;;
+debug-kernel) want="$build $kbuild" ;;
 demo | bench) want=$guest ;;
 arm64-headers) want="$build $arm64" ;;
-*) echo "deps.sh: build|check|full|demo|bench|pkg|arm64-headers" >&2; exit 2 ;;
+*) echo "deps.sh: build|check|full|debug-kernel|demo|bench|pkg|arm64-headers" >&2; exit 2 ;;
 esac
 
 # apt_install PKG...: install what is missing.

@@ -38,8 +38,11 @@ SMP_TESTS=tsq_probe_load.sh,tsq_probe_params.sh,tsq_probe_cycles.sh,dctcp_fixed_
 # The debug kernel (tests/vm/debug-kernel.sh: Debian's 6.12 with lockdep,
 # KASAN, object debugging) runs, in check-full, the tests that drive the
 # module code's locking and lifetimes hardest: load/unload under traffic,
-# a failed load, tcp_wfree() from task context, device churn, faults.
-DEBUG_TESTS=tsq_probe_load.sh,tsq_probe_params.sh,tsq_probe_cycles.sh,tsq_probe_initfail.sh,tsq_probe_bh.sh,tsq_probe_histograms.sh,tsq_probe_fault.sh,dctcp_fixed_safety.sh,dctcp_fixed_packets.sh,ena_load.sh
+# a failed load, tcp_wfree() from task context, device churn, faults
+# (tsq_probe_cycles injects them with recovery on).  Not tsq_probe_fault:
+# its verdict is timing, and under KASAN and lockdep the client fell 77 to
+# 194 ms behind its schedule in all three tries (no trustworthy baseline).
+DEBUG_TESTS=tsq_probe_load.sh,tsq_probe_params.sh,tsq_probe_cycles.sh,tsq_probe_initfail.sh,tsq_probe_bh.sh,tsq_probe_histograms.sh,dctcp_fixed_safety.sh,dctcp_fixed_packets.sh,ena_load.sh
 # The guest-side mutants (tests/mutants/): check-full runs them in each amd64
 # guest; each passes when the test it wraps catches its mutant.
 MUTANT_TESTS=mutants/dctcp_mutants.sh,mutants/tsq_mutants.sh,mutants/load_no_cli.sh,mutants/load_kprobe_leak.sh,mutants/load_no_debugfs.sh,mutants/restore_loaded.sh,mutants/cycles_traffic_stops.sh
@@ -204,7 +207,15 @@ quick|full)
 	# The 7.x guest (Debian 13) is in check-full: with it make check no
 	# longer fits its hour on a fresh machine.
 	[ "$mode" = full ] && guest amd64-trixie check
-	[ "$mode" = full ] && guest amd64-debug "tests:$DEBUG_TESTS" "" 'tailfix-debug'
+	# The debug guest: check-full builds its kernel when it is not cached
+	# (about 30 min on 2 cores, more than make check's hour on a fresh
+	# machine leaves); make check runs it when it is cached (make
+	# debug-kernel), and otherwise says it did not, as a skip.
+	if [ "$mode" = full ] || "$here/debug-kernel.sh" --cached >/dev/null; then
+		guest amd64-debug "tests:$DEBUG_TESTS" "" 'tailfix-debug'
+	else
+		add "amd64-debug: no cached debug kernel, not run (make debug-kernel)" 0 0 1
+	fi
 	if [ "$mode" = full ]; then
 		guest arm64 check
 	else

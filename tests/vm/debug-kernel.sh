@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # debug-kernel.sh: print the .deb files (image and headers) of the debug
-# guest kernel, building them first when they are missing.
+# guest kernel, building them first when they are missing (with --cached:
+# exit 3 instead, having built nothing and waited for no build).
 #
 # The stock Debian kernels have no lockdep and no KASAN, so the locking and
 # memory bugs the modules could have cannot show in their guests.  This
@@ -33,9 +34,13 @@ key=$(cat "$here/debug-kernel.config" "$here/debug-kernel.modules" "$hdrs/.confi
 	{ echo "$srcver"; sha256sum; } | sha256sum | cut -c1-12)
 out=$cache/debug-kernel/$key
 mkdir -p "$cache/debug-kernel"
+debs() { ls "$out"/linux-image-*.deb "$out"/linux-headers-*.deb; }
+if [ "${1:-}" = --cached ] && [ ! -f "$out/.complete" ]; then
+	log "no debug kernel cached for key $key (make debug-kernel builds it)"
+	exit 3
+fi
 vm_lock "$cache/debug-kernel/lock" -x "the debug kernel build" || exit 1
 
-debs() { ls "$out"/linux-image-*.deb "$out"/linux-headers-*.deb; }
 if [ -f "$out/.complete" ]; then
 	debs
 	exit 0
