@@ -7,6 +7,7 @@
 # for a mutant when its test FAILS (exit 1, not a skip), and for the real
 # module (N=0, rebuilt the same way) when the same tests pass.
 #   tests:mutants/tsq_mutants.sh   (TSQ_MUTANTS="1" to run a subset)
+# taint-expected: N (tsq_probe_bh.sh injects faults, which taints TAINT_TEST)
 . "$(dirname "$0")/../lib.sh"
 require_root
 require_disruptive "replaces the installed tsq_probe module"
