@@ -664,11 +664,16 @@ rr_measure() {
 }
 
 # rr_background OUT: the traffic of a whole test in the background:
-# closed-loop two-write requests on 8 connections, for up to 600 s, output
-# in OUT; its pid in TRAFFIC, killed on exit.
+# closed-loop two-write requests on 8 connections, output in OUT; its pid
+# in TRAFFIC, killed on exit.  It lasts as long as the test may (the
+# per-test timeout of tests/settings): 30 load/unload cycles took 696 s on
+# the debug kernel, and traffic that ended at 600 s failed them.
 rr_background() {
+	local secs
+
+	secs=$(sed -n 's/^timeout=\([0-9]*\)$/\1/p' "$TESTS_DIR/settings")
 	ip netns exec "$NS_CLI" "$TOOLS_DIR/tailrr" client --server "$SRV_ADDR" --port "$RR_PORT" \
-		--closed --duration 600 --conns 8 >"$1" 2>&1 &
+		--closed --duration "${secs:-900}" --conns 8 >"$1" 2>&1 &
 	TRAFFIC=$!
 	on_exit "kill $TRAFFIC"
 }
