@@ -19,8 +19,9 @@ set -e
 pkg="debhelper dh-dkms dpkg-dev fakeroot lintian rpm"
 build="build-essential make gcc dkms kmod patch xz-utils linux-headers-cloud-amd64
 linux-headers-6.12-cloud-amd64 linux-source-6.1 linux-source-6.12 coccinelle sparse"
+# (bison and flex: packetdrill for the guests, tests/tools/build-packetdrill.sh)
 check="$build qemu-system-x86 debootstrap e2fsprogs spin rsync iproute2 gnuplot-nox
-ca-certificates $pkg"
+ca-certificates bison flex $pkg"
 # The arm64 guest (6.1 in quick mode) is part of `make check`: a qemu-user
 # chroot builds its image and runs its DKMS install, qemu-system boots it.
 arm64="qemu-system-arm qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross"

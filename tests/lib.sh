@@ -212,7 +212,7 @@ mutants_judge() {
 	local -n catch=$1
 	local m t
 	check "the real $MUT_MOD rebuilt from the DKMS source" mutant_build 0
-	for t in $(for m in $2; do echo "${catch[$m]}"; done | sort -u); do
+	for t in $(for m in $2; do printf '%s\n' ${catch[$m]}; done | sort -u); do
 		check "control: $t passes with the real module (rebuilt)" mutant_run 0 "$t"
 	done
 	caught() { mutant_run "$1" "$2"; [ $? -eq 1 ]; }
@@ -221,7 +221,9 @@ mutants_judge() {
 			check "mutant $m builds" false
 			continue
 		fi
-		check "mutant $m fails ${catch[$m]}" caught "$m" "${catch[$m]}"
+		for t in ${catch[$m]}; do
+			check "mutant $m fails $t" caught "$m" "$t"
+		done
 	done
 }
 

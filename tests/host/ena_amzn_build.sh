@@ -20,7 +20,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 require_cmd make patch tar modinfo strings
-TARBALL=$("$TAILFIX_ROOT/scripts/amzn-tarball.sh")
+TARBALL=$("$TAILFIX_ROOT/scripts/third-party.sh" amzn)
 [ -n "$TARBALL" ] || skip "no amzn-drivers release tarball (../shared/third_party, or TAILFIX_AMZN_TARBALL=)"
 PREP=$TAILFIX_ROOT/ena/prepare-source.sh
 PKGVER=$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$TAILFIX_ROOT/dkms.conf" | head -n1)

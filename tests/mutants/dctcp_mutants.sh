@@ -15,12 +15,16 @@ require_disruptive "replaces the installed tcp_dctcp_fixed module"
 require_module tcp_dctcp_fixed
 mutants_setup tcp_dctcp_fixed tcp_dctcp_fixed DCTCPF_TEST_MUTANT
 
-# The test that must catch each mutant.
+# The tests that must catch each mutant (each of them must fail).
 declare -A CATCH=(
-	[1]=dctcp_fixed_packets.sh	# stale-shadow ECE: 2b's exact echo
-	[2]=dctcp_fixed_packets.sh	# no early ACK of the prior run: 2b
-	[3]=dctcp_fixed_alpha.sh	# cut cwnd * alpha: reductions are cwnd * (1 - alpha/2)
-	[4]=dctcp_fixed_ece_cwnd.sh	# floor above the cwnd before: cwnd never rises on ECE
+	# stale-shadow ECE: 2b's exact echo; the packetdrill receiver's ACK 1001
+	[1]="dctcp_fixed_packets.sh dctcp_fixed_packetdrill.sh"
+	# no early ACK of the prior run: 2b; the packetdrill receiver's ACK 1001
+	[2]="dctcp_fixed_packets.sh dctcp_fixed_packetdrill.sh"
+	# cut cwnd * alpha: reductions are cwnd * (1 - alpha/2); ssthresh 8 of 15
+	[3]="dctcp_fixed_alpha.sh dctcp_fixed_packetdrill.sh"
+	# floor above the cwnd before: cwnd never rises on ECE
+	[4]=dctcp_fixed_ece_cwnd.sh
 )
 
 # Mutant 4 shows only on a window of 1 (the floor can exceed the cwnd before

@@ -5,9 +5,10 @@
 # building it first when it is missing or when its inputs changed:
 #   amd64, arm64   Debian 12 (bookworm) with its 6.1 and 6.12 cloud kernels;
 #   amd64-trixie   Debian 13 (trixie) with the newest 7.x cloud kernel of
-#                  trixie-backports: a 7.x kernel's headers build only with
-#                  trixie's compiler and its linux-kbuild only on trixie's
-#                  glibc, so DKMS must run in a trixie userland.
+#                  trixie-backports and trixie's own 6.12 (the kernel the
+#                  upgrade starts from): a 7.x kernel's headers build only
+#                  with trixie's compiler and its linux-kbuild only on
+#                  trixie's glibc, so DKMS must run in a trixie userland.
 # The cache lives outside the checkout: $TAILFIX_CACHE/KIND (default
 # /var/cache/ena-tcp-tailfix).
 #
@@ -34,13 +35,17 @@ cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
 mirror=${TAILFIX_MIRROR:-http://deb.debian.org/debian}
 
 base_pkgs="iproute2,iputils-ping,ethtool,kmod,procps,python3,python3-scapy,iperf3,tcpdump,sockperf,ca-certificates,udev"
-suite=bookworm kernel_from=
+suite=bookworm kernel_from= src_pkgs=
 case $kind in
 amd64) kernel_pkgs="linux-image-cloud-amd64 linux-headers-cloud-amd64 linux-image-6.12-cloud-amd64 linux-headers-6.12-cloud-amd64" ;;
 arm64) kernel_pkgs="linux-image-cloud-arm64 linux-headers-cloud-arm64 linux-image-6.12-cloud-arm64 linux-headers-6.12-cloud-arm64" ;;
 amd64-trixie)
 	suite=trixie kernel_from=trixie-backports
-	kernel_pkgs="linux-image-cloud-amd64 linux-headers-cloud-amd64" ;;
+	kernel_pkgs="linux-image-cloud-amd64 linux-headers-cloud-amd64"
+	# The 7.x's own source, where the package's DKMS build takes the ENA
+	# driver from (ena/prepare-source.sh); the 6.12 guests get theirs from
+	# the host's linux-source-6.* (stage.sh).
+	src_pkgs=linux-source ;;
 *) echo "image.sh: unknown kind $kind (amd64, arm64, amd64-trixie)" >&2; exit 2 ;;
 esac
 build_pkgs="dkms make gcc libc6-dev initramfs-tools xz-utils patch"
@@ -65,6 +70,7 @@ kernel_versions() {
 }
 
 key=$(printf '%s\n' "recipe=$RECIPE" "arch=$arch$([ "$kind" = "$arch" ] || echo " kind=$kind")" "$base_pkgs" "$kernel_pkgs" "$build_pkgs" \
+	${kernel_from:+"with the $suite kernel"} ${src_pkgs:+"$src_pkgs"} \
 	"$(kernel_versions)" | sha256sum | cut -c1-12)
 root=$cache/$kind/rootfs-$key
 if [ -f "$root/.tailfix-complete" ]; then
@@ -120,9 +126,19 @@ if [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; then
 		mounts+=("$tmp/$m")
 	done
 	chroot "$tmp" apt-get update -q >&2
+	# With kernel_from, the suite's own kernel too (trixie's 6.12), by the
+	# ABI name its meta package depends on: the kernel a host runs before
+	# it takes the newer one; stage.sh installs the package on it, then
+	# upgrades to the newer one through apt (DKMS autoinstall).
+	suite_kernel=
+	if [ -n "$kernel_from" ]; then
+		suite_kernel=$(chroot "$tmp" apt-cache show $(printf "%s/$suite " $kernel_pkgs) |
+			sed -n 's/^Depends: \(linux-[a-z]*-[^ ,]*\).*/\1/p')
+		[ -n "$suite_kernel" ] || { log "no $suite kernel found for $kernel_pkgs"; exit 1; }
+	fi
 	log "installing the kernels, their headers and the build tools"
 	DEBIAN_FRONTEND=noninteractive chroot "$tmp" apt-get install -y -q --no-install-recommends \
-		${kernel_from:+-t "$kernel_from"} $kernel_pkgs $build_pkgs >&2
+		${kernel_from:+-t "$kernel_from"} $kernel_pkgs $suite_kernel $src_pkgs $build_pkgs >&2
 	chroot "$tmp" apt-get clean
 	cleanup
 	mounts=()

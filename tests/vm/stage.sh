@@ -139,7 +139,7 @@ if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 	chroot "$work" dkms status >&2
 	# amzn-drivers' ena (ena/README.md), built in the same chroot for each
 	# amd64 kernel from the release tarball, for tests/ena_amzn_load.sh.
-	amzn_tar=$("$top/scripts/amzn-tarball.sh")
+	amzn_tar=$("$top/scripts/third-party.sh" amzn)
 	if [ "$arch" = amd64 ] && [ -n "$amzn_tar" ]; then
 		cp "$amzn_tar" "$work/tmp/amzn-drivers.tar.xz"
 		for k in $kernels; do
