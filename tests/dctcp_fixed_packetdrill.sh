@@ -24,6 +24,11 @@ require_cmd ip python3
 require_module tcp_dctcp_fixed
 PD=$TOOLS_DIR/packetdrill
 [ -x "$PD" ] || skip "packetdrill not built (tests/tools/build-packetdrill.sh $PD: needs bison, flex and its source, see scripts/third-party.sh)"
+if [ ! -c /dev/net/tun ]; then
+	module_return_on_exit tun
+	modprobe tun 2>/dev/null
+	wait_for 5 test -c /dev/net/tun || skip "no /dev/net/tun (tun module) for packetdrill"
+fi
 SCRIPTS=$TESTS_DIR/packetdrill
 TOL=${PD_TOLERANCE_US:-100000}
 
@@ -51,7 +56,7 @@ refuted() {
 		log "$2 passed with $1"
 		return 1
 	fi
-	sed 's/^/#   /' "$tmp/out" | head -3
+	grep -E 'error|Assertion' "$tmp/out" | head -3 | sed 's/^/#   /'
 	grep -qE 'error handling packet|AssertionError|timing error' "$tmp/out"
 }
 
