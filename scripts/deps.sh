@@ -117,7 +117,37 @@ promtool_fetch() {
 		rm -f prometheus_*.deb) || { echo "deps.sh: could not fetch promtool" >&2; exit 1; }
 }
 
+# The ENA source of the 7.x series that ena/patches has a series for
+# (tests/host/ena_static_check.sh checks it): trixie-backports'
+# linux-source-X.Y, which this Debian 12 host cannot install.  Its .deb is
+# fetched through a private sources list and apt state (the host's apt
+# configuration is not touched) and only the tarball is kept, as
+# $TAILFIX_CACHE/linux-source/linux-source-X.Y.tar.xz.
+bpo_source() {
+	local series=$1 dir=$cache/linux-source tmp opts
+	[ -f "$dir/linux-source-$series.tar.xz" ] && return 0
+	echo "deps.sh: linux-source-$series from trixie-backports (its tarball only, into $dir)"
+	tmp=$(mktemp -d)
+	mkdir -p "$tmp/lists/partial" "$tmp/archives/partial" "$dir"
+	echo "deb ${TAILFIX_MIRROR:-http://deb.debian.org/debian} trixie-backports main" >"$tmp/sources.list"
+	opts=(-q -o Dir::Etc::SourceList="$tmp/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+		-o Dir::State::Lists="$tmp/lists" -o Dir::Cache::Archives="$tmp/archives"
+		-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= -o APT::Sandbox::User=root)
+	if apt-get "${opts[@]}" update >/dev/null &&
+		(cd "$tmp" && apt-get "${opts[@]}" download "linux-source-$series" >/dev/null) &&
+		dpkg-deb --fsys-tarfile "$tmp"/linux-source-"$series"_*.deb |
+		tar -xO "./usr/src/linux-source-$series.tar.xz" >"$tmp/src.tar.xz" &&
+		[ -s "$tmp/src.tar.xz" ]; then
+		mv "$tmp/src.tar.xz" "$dir/linux-source-$series.tar.xz"
+		rm -rf "$tmp"
+	else
+		rm -rf "$tmp"
+		echo "deps.sh: could not fetch linux-source-$series from trixie-backports" >&2
+		exit 1
+	fi
+}
+
 apt_install $want
 case ${1:-check} in check|full|arm64-headers) arm64_headers ;; esac
-case ${1:-check} in check|full) promtool_fetch ;; esac
+case ${1:-check} in check|full) promtool_fetch; bpo_source 7.3 ;; esac
 exit 0

@@ -21,7 +21,9 @@
 #     and poll functions (check.sh exits 2 otherwise), and each mutant
 #     must have changed the source.
 # The source comes from ena/prepare-source.sh (linux-source-X.Y in /usr/src,
-# or ENA_SRC_<X>_<Y>=..., e.g. ENA_SRC_6_12=/path/to/linux).
+# or ENA_SRC_<X>_<Y>=..., e.g. ENA_SRC_6_12=/path/to/linux), or for a
+# series this Debian 12 host cannot install (7.3, trixie-backports) from
+# the tarball scripts/deps.sh keeps in $TAILFIX_CACHE/linux-source/.
 
 . "$(dirname "$0")/../lib.sh"
 
@@ -59,6 +61,9 @@ MUTANTS=(
 ran=0
 for series in $(cd "$ENA/patches" && echo */ | tr -d /); do
 	var=ENA_SRC_${series//./_}
+	cached=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}/linux-source/linux-source-$series.tar.xz
+	[ -n "${!var:-}" ] || [ -e "/usr/src/linux-source-$series.tar.xz" ] || [ ! -f "$cached" ] ||
+		printf -v "$var" '%s' "$cached"
 	kver=$series.0-ena-static-check
 	pristine=$TMP/$series-pristine
 	patched=$TMP/$series-patched
