@@ -24,8 +24,12 @@ module_return_on_exit ena
 check "modprobe itself resolves ena to updates/dkms" \
 	bash -c "modprobe --show-depends ena | grep -q '/updates/dkms/ena\.ko'"
 check "modinfo version ends in -tailfix$ver" bash -c "modinfo -F version ena | grep -q -- '-tailfix$ver\$'"
-check "the in-tree ena.ko is still there for rollback" \
-	bash -c "find /lib/modules/$(uname -r)/kernel -name 'ena.ko*' | grep -q ."
+# dkms 2.x (Debian 12) leaves the in-tree module in place; dkms 3.x (Debian
+# 13) moves it to its original_module/ archive and puts it back on removal.
+check "the in-tree ena.ko is kept for rollback (in place, or in dkms's archive)" \
+	bash -c "find /lib/modules/$(uname -r)/kernel /var/lib/dkms/*/original_module/$(uname -r) \
+		-name 'ena.ko*' 2>/dev/null | grep -q ."
+
 cycles=0
 for ((i = 0; i < 20; i++)); do
 	modprobe ena && [ -e /sys/module/ena ] && modprobe -r ena && [ ! -e /sys/module/ena ] || break

@@ -542,8 +542,22 @@ topo_nic_pair() {
 	ip -n "$NS_SRV" link set "$1" up
 	ip -n "$NS_CLI" link set "$2" up
 	TOPO_KIND=nic SRV_DEV=$1 CLI_DEV=$2
-	wait_for 20 ip netns exec "$NS_CLI" ping -c1 -W1 "$SRV_ADDR" >/dev/null ||
+	wait_for 20 ip netns exec "$NS_CLI" ping -c1 -W1 "$SRV_ADDR" >/dev/null || {
+		nic_pair_state "$1" "$2"
 		fail "no connectivity over NICs $1/$2"
+	}
+}
+
+# nic_pair_state SRV-NIC CLI-NIC: what a dead NIC pair looks like (link,
+# queue and driver counters of both), for the log of the test that found it.
+nic_pair_state() {
+	local ns dev
+	for ns in "$NS_SRV:$1" "$NS_CLI:$2"; do
+		dev=${ns#*:} ns=${ns%%:*}
+		ip -n "$ns" -s -d link show "$dev" 2>&1 | sed "s/^/#   $dev: /"
+		ip netns exec "$ns" ethtool -S "$dev" 2>&1 | grep -vE ': 0$' | sed "s/^/#   $dev: /"
+		ip -n "$ns" neigh show dev "$dev" 2>&1 | sed "s/^/#   $dev neigh: /"
+	done
 }
 
 # ip6_pair: IPv6 addresses (no DAD) on the pair topo_nic_pair made, and

@@ -43,6 +43,7 @@ stuck() {
 	ip netns exec "$NS_SRV" ss -tnio src "$SRV_ADDR" | sed 's/^/#   srv: /'
 	[ -r /sys/kernel/tsq_probe/stats ] && log "stats: $(tr '\n' ' ' </sys/kernel/tsq_probe/stats)"
 	log "qdisc: $(ip netns exec "$NS_SRV" tc -s qdisc show dev "$SRV_DEV" | tr '\n' ' ')"
+	[ "$TOPO_KIND" != nic ] || nic_pair_state "$SRV_DEV" "$CLI_DEV"
 }
 
 done_cycles=0

@@ -138,11 +138,12 @@ if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 	done
 	chroot "$work" dkms status >&2
 	# amzn-drivers' ena (ena/README.md), built in the same chroot for each
-	# amd64 kernel from the release tarball, for tests/ena_amzn_load.sh.
+	# amd64 kernel (matching TAILFIX_STAGE_AMZN, a regex, default all) from
+	# the release tarball, for tests/ena_amzn_load.sh.
 	amzn_tar=$("$top/scripts/third-party.sh" amzn)
 	if [ "$arch" = amd64 ] && [ -n "$amzn_tar" ]; then
 		cp "$amzn_tar" "$work/tmp/amzn-drivers.tar.xz"
-		for k in $kernels; do
+		for k in $(printf '%s\n' $kernels | grep -E "${TAILFIX_STAGE_AMZN:-.}"); do
 			log "amzn-drivers ena for $k"
 			if chroot "$work" env ENA_SRC=/tmp/amzn-drivers.tar.xz TMPDIR=/tmp \
 				"/usr/src/$pkg/ena/prepare-source.sh" --probe "$k" "/tmp/amzn-$k" >>"$dkmslog" 2>&1; then
