@@ -117,7 +117,7 @@ promtool_fetch() {
 		rm -f prometheus_*.deb) || { echo "deps.sh: could not fetch promtool" >&2; exit 1; }
 }
 
-# The ENA source of the 7.x series that ena/patches has a series for
+# The ENA source of a 7.x series that ena/patches has a series for
 # (tests/host/ena_static_check.sh checks it): trixie-backports'
 # linux-source-X.Y, which this Debian 12 host cannot install.  Its .deb is
 # fetched through a private sources list and apt state (the host's apt
@@ -149,5 +149,14 @@ bpo_source() {
 
 apt_install $want
 case ${1:-check} in check|full|arm64-headers) arm64_headers ;; esac
-case ${1:-check} in check|full) promtool_fetch; bpo_source 7.3 ;; esac
+# (every kernel series ena/patches has a series for, whose source apt did
+# not put in /usr/src: 7.3 today)
+bpo_sources() {
+	local d s
+	for d in "$(dirname "$0")"/../ena/patches/[0-9]*/; do
+		s=$(basename "$d")
+		[ -e "/usr/src/linux-source-$s.tar.xz" ] || bpo_source "$s"
+	done
+}
+case ${1:-check} in check|full) promtool_fetch; bpo_sources ;; esac
 exit 0
