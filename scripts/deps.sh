@@ -117,19 +117,21 @@ promtool_fetch() {
 		rm -f prometheus_*.deb) || { echo "deps.sh: could not fetch promtool" >&2; exit 1; }
 }
 
-# The ENA source of a 7.x series that ena/patches has a series for
-# (tests/host/ena_static_check.sh checks it): trixie-backports'
-# linux-source-X.Y, which this Debian 12 host cannot install.  Its .deb is
+# The ENA source of a kernel series that ena/patches has a series for
+# (tests/host/ena_static_check.sh checks it) and this Debian 12 host cannot
+# install: linux-source-X.Y of bullseye (5.x) or trixie-backports (7.x,
+# and anything newer than bookworm).  Its .deb is
 # fetched through a private sources list and apt state (the host's apt
 # configuration is not touched) and only the tarball is kept, as
 # $TAILFIX_CACHE/linux-source/linux-source-X.Y.tar.xz.
-bpo_source() {
-	local series=$1 dir=$cache/linux-source tmp opts
+other_source() {
+	local series=$1 dir=$cache/linux-source tmp opts suite=trixie-backports
 	[ -f "$dir/linux-source-$series.tar.xz" ] && return 0
-	echo "deps.sh: linux-source-$series from trixie-backports (its tarball only, into $dir)"
+	case $series in 5.*) suite=bullseye ;; esac
+	echo "deps.sh: linux-source-$series from $suite (its tarball only, into $dir)"
 	tmp=$(mktemp -d)
 	mkdir -p "$tmp/lists/partial" "$tmp/archives/partial" "$dir"
-	echo "deb ${TAILFIX_MIRROR:-http://deb.debian.org/debian} trixie-backports main" >"$tmp/sources.list"
+	echo "deb ${TAILFIX_MIRROR:-http://deb.debian.org/debian} $suite main" >"$tmp/sources.list"
 	opts=(-q -o Dir::Etc::SourceList="$tmp/sources.list" -o Dir::Etc::SourceParts=/nonexistent
 		-o Dir::State::Lists="$tmp/lists" -o Dir::Cache::Archives="$tmp/archives"
 		-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= -o APT::Sandbox::User=root)
@@ -142,7 +144,7 @@ bpo_source() {
 		rm -rf "$tmp"
 	else
 		rm -rf "$tmp"
-		echo "deps.sh: could not fetch linux-source-$series from trixie-backports" >&2
+		echo "deps.sh: could not fetch linux-source-$series from $suite" >&2
 		exit 1
 	fi
 }
@@ -150,13 +152,13 @@ bpo_source() {
 apt_install $want
 case ${1:-check} in check|full|arm64-headers) arm64_headers ;; esac
 # (every kernel series ena/patches has a series for, whose source apt did
-# not put in /usr/src: 7.3 today)
-bpo_sources() {
+# not put in /usr/src: 5.10 and 7.3 today)
+other_sources() {
 	local d s
 	for d in "$(dirname "$0")"/../ena/patches/[0-9]*/; do
 		s=$(basename "$d")
-		[ -e "/usr/src/linux-source-$s.tar.xz" ] || bpo_source "$s"
+		[ -e "/usr/src/linux-source-$s.tar.xz" ] || other_source "$s"
 	done
 }
-case ${1:-check} in check|full) promtool_fetch; bpo_sources ;; esac
+case ${1:-check} in check|full) promtool_fetch; other_sources ;; esac
 exit 0

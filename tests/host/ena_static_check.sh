@@ -3,7 +3,7 @@
 #
 # Static checks of the ENA patches (ena/checks/*.cocci, run by
 # ena/checks/check.sh), in both directions, for each kernel series with a
-# patch series (6.1, 6.12) whose ENA source can be found:
+# patch series (5.10, 6.1, 6.12, 7.3) whose ENA source can be found:
 #   - the pristine source FAILS: every known instance is reported (drop
 #     path of ena_start_xmit(); statistics after napi_complete_done() in
 #     ena_io_poll() and ena_xdp_io_poll(); the transmit path's syncp
@@ -22,8 +22,9 @@
 #     must have changed the source.
 # The source comes from ena/prepare-source.sh (linux-source-X.Y in /usr/src,
 # or ENA_SRC_<X>_<Y>=..., e.g. ENA_SRC_6_12=/path/to/linux), or for a
-# series this Debian 12 host cannot install (7.3, trixie-backports) from
-# the tarball scripts/deps.sh keeps in $TAILFIX_CACHE/linux-source/.
+# series this Debian 12 host cannot install (5.10 from bullseye, 7.3 from
+# trixie-backports) from the tarball scripts/deps.sh keeps in
+# $TAILFIX_CACHE/linux-source/.
 
 . "$(dirname "$0")/../lib.sh"
 
@@ -40,7 +41,8 @@ on_exit rm -rf "$TMP"
 expect_found() { grep -q ": $2(): .*\[$3\]$" "$1"; }
 
 # Mutants of the patched source: NAME|CHECK THAT MUST CATCH IT|perl -0pi
-# expression, applied to every .c/.h (the same text in 6.1 and 6.12).
+# expression, applied to every .c/.h (the same text in every series, or one
+# substitution per shape where 5.10 writes its counters inline).
 MUTANTS=(
 	# the drop path calls a "doorbell" helper that returns at once
 	'noop_helper|tx_drop_doorbell|s/(\(netif_xmit_stopped\(txq\) \|\| !netdev_xmit_more\(\)\)\) \{\n\t\t)ena_ring_tx_doorbell\(tx_ring\);/$1ena_tx_drop_doorbell(tx_ring);/; s/^(static netdev_tx_t ena_start_xmit\()/static void ena_tx_drop_doorbell(struct ena_ring *tx_ring)\n{\n}\n\n$1/m'
@@ -49,13 +51,13 @@ MUTANTS=(
 	# the drop path rings on another condition than the success path
 	'other_decision|tx_drop_doorbell|s/(tx_ring->doorbell_pending &&\n\t    \(netif_xmit_stopped\(txq\) \|\| )!(netdev_xmit_more\(\)\)\))/$1$2/'
 	# ring before the stats: ena_io_poll() accounts after napi_complete_done()
-	'stats_after_complete|napi_stats_order|s/(\t\/\* Account for this poll while it owns NAPI:.*?last_napi_jiffies, jiffies\);\n)\n(.*?)(\treturn ret;\n\}\n\nstatic irqreturn_t ena_intr_msix_mgmnt)/$2$1\n$3/s'
+	'stats_after_complete|napi_stats_order|s/(\t\/\* Account for this poll while it owns NAPI:.*?u64_stats_update_end\(&tx_ring->napi_syncp\);\n(?:\tWRITE_ONCE\(tx_ring->tx_stats.last_napi_jiffies, jiffies\);\n)?)\n(.*?)(\treturn ret;\n\}\n\nstatic irqreturn_t ena_intr_msix_mgmnt)/$2$1\n$3/s'
 	# a second writer of napi_syncp: the transmit path
-	'napi_syncp_in_xmit|napi_syncp|s/(\tskb_tx_timestamp\(skb\);\n)/$1\tena_increase_stat(&tx_ring->tx_stats.tx_poll, 1, &tx_ring->napi_syncp);\n/'
+	'napi_syncp_in_xmit|napi_syncp|s/(\tskb_tx_timestamp\(skb\);\n)/$1\tu64_stats_update_begin(&tx_ring->napi_syncp);\n\ttx_ring->tx_stats.tx_poll++;\n\tu64_stats_update_end(&tx_ring->napi_syncp);\n/'
 	# a second writer of napi_syncp: ena_unmask_interrupt(), called by ena_up() too
-	'napi_syncp_in_unmask|napi_syncp|s/\tatomic_inc\(&tx_ring->unmasks_uncounted\);/\tena_increase_stat(&tx_ring->tx_stats.unmask_interrupt, 1, &tx_ring->napi_syncp);/'
+	'napi_syncp_in_unmask|napi_syncp|s/\tatomic_inc\(&tx_ring->unmasks_uncounted\);/\tu64_stats_update_begin(&tx_ring->napi_syncp);\n\ttx_ring->tx_stats.unmask_interrupt++;\n\tu64_stats_update_end(&tx_ring->napi_syncp);/'
 	# a NAPI counter under the transmit path's syncp, in the poll function
-	'syncp_in_poll|napi_syncp|s/(ena_increase_stat\(&tx_ring->tx_stats.napi_comp, 1,\n\t\t\t\t  &tx_ring->)napi_syncp/$1syncp/'
+	'syncp_in_poll|napi_syncp|s/(ena_increase_stat\(&tx_ring->tx_stats.napi_comp, 1,\n\t\t\t\t  &tx_ring->)napi_syncp/$1syncp/; s/(u64_stats_update_begin\(&tx_ring->)napi_syncp(\);\n\t\ttx_ring->tx_stats.napi_comp\+\+)/$1syncp$2/'
 )
 
 ran=0

@@ -7,9 +7,9 @@
 #          kselftest suite in the amd64 guests of 6.1, 6.12 and the newest
 #          7.x (a Debian 13 guest), and in the arm64 6.1 guest;
 #   full:  the same on every kernel of both architectures, with the
-#          tests' full loops, plus the debug kernel, the SMP and mutant
-#          runs and the host checks of HOST_FULL_TEST_PROGS (the 5.10/7.x
-#          build matrix);
+#          tests' full loops, plus 5.10 (a Debian 11 guest), the debug
+#          kernel, the SMP and mutant runs and the host checks of
+#          HOST_FULL_TEST_PROGS (the 5.10/7.x build matrix);
 #   demo:  the TSQ lost-wake-up demo in the 6.1 guest, table at the end;
 #   bench: the benchmarks in the guests, results under bench/results/.
 # Ends with "N passed, N failed, N skipped" over everything that ran.
@@ -70,7 +70,7 @@ QUICK_ENV="TSQ_CYCLES=30 DCTCP_CYCLES=5 TSQ_HIST_CHURN=24 DCTCP_ECE_MINS=2 DCTCP
 # check, there only the kernel the 7.x upgrade starts from.
 case $mode in
 quick) MATRIX="amd64:6.1 amd64:6.12 amd64-trixie:6.12 amd64-trixie:7 arm64:6.1" ;;
-full) MATRIX="amd64:6.1 amd64:6.12 amd64-trixie:6.12 amd64-trixie:7 amd64-debug:6.12 arm64:6.1 arm64:6.12" ;;
+full) MATRIX="amd64-bullseye:5.10 amd64:6.1 amd64:6.12 amd64-trixie:6.12 amd64-trixie:7 amd64-debug:6.12 arm64:6.1 arm64:6.12" ;;
 *) MATRIX= ;;
 esac
 
@@ -150,8 +150,9 @@ boot() {
 
 # guest KIND RUN [RESULTS] [KERNEL-FILTER]: stage the disk, boot each kernel.
 # KIND: amd64, arm64 (Debian 12 with 6.1 and 6.12), amd64-trixie (Debian
-# 13 with trixie-backports' newest 7.x), see image.sh, or amd64-debug (the
-# amd64 root with the debug kernel, see stage.sh).
+# 13 with trixie-backports' newest 7.x), amd64-bullseye (Debian 11 with
+# 5.10), see image.sh, or amd64-debug (the amd64 root with the debug
+# kernel, see stage.sh).
 guest() {
 	local kind=$1 run=$2 res=${3:-} filter=${4:-.} img k out s arch
 	arch=${kind%%-*}
@@ -166,7 +167,7 @@ guest() {
 	# that boot.  The amd64 disks always carry every kernel: the first
 	# gets `dkms install`, the next ones the kernel-upgrade path (stage.sh).
 	local only=.
-	case $kind in amd64 | amd64-trixie) ;; *) only=$filter ;; esac
+	case $kind in amd64 | amd64-trixie | amd64-bullseye) ;; *) only=$filter ;; esac
 	last_line env TAILFIX_STAGE_KERNELS="$only" "$here/stage.sh" "$kind"
 	img=$(grep -x '/.*\.img' "$OUT" | tail -1)
 	if [ "$LAST_RC" -ne 0 ] || [ -z "$img" ] || [ ! -f "$img.kernels" ]; then
@@ -217,6 +218,8 @@ quick|full)
 		tests:host host "$(uname -m)" "$cache/host"
 	set -- $LAST
 	add "host checks, $((SECONDS - t0)) s" "${4:-0}" "${5:-1}" "${6:-0}"
+	# 5.10 (Debian 11, the kernel line of Amazon Linux 2): check-full only.
+	[ "$mode" = full ] && guest amd64-bullseye check
 	guest amd64 check
 	# The newest 7.x, in a Debian 13 guest (image.sh amd64-trixie): the
 	# package is installed on trixie's 6.12 and goes to the 7.x through

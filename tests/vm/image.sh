@@ -8,7 +8,11 @@
 #                  trixie-backports and trixie's own 6.12 (the kernel the
 #                  upgrade starts from): a 7.x kernel's headers build only
 #                  with trixie's compiler and its linux-kbuild only on
-#                  trixie's glibc, so DKMS must run in a trixie userland.
+#                  trixie's glibc, so DKMS must run in a trixie userland;
+#   amd64-bullseye Debian 11 (bullseye) with its 5.10 cloud kernel (the
+#                  kernel line of Amazon Linux 2) and linux-source-5.10,
+#                  where the package's ena comes from: 5.10's headers
+#                  want bullseye's gcc-10 (make check-full only).
 # The cache lives outside the checkout: $TAILFIX_CACHE/KIND (default
 # /var/cache/ena-tcp-tailfix).
 #
@@ -46,7 +50,11 @@ amd64-trixie)
 	# driver from (ena/prepare-source.sh); the 6.12 guests get theirs from
 	# the host's linux-source-6.* (stage.sh).
 	src_pkgs=linux-source ;;
-*) echo "image.sh: unknown kind $kind (amd64, arm64, amd64-trixie)" >&2; exit 2 ;;
+amd64-bullseye)
+	suite=bullseye
+	kernel_pkgs="linux-image-cloud-amd64 linux-headers-cloud-amd64"
+	src_pkgs=linux-source-5.10 ;;
+*) echo "image.sh: unknown kind $kind (amd64, arm64, amd64-trixie, amd64-bullseye)" >&2; exit 2 ;;
 esac
 build_pkgs="dkms make gcc libc6-dev initramfs-tools xz-utils patch"
 # Bump when the steps below (or image-foreign.sh's) change what a root holds.
@@ -59,8 +67,9 @@ RECIPE=1
 # from one source version).
 kernel_versions() {
 	local native p
-	# (trixie-backports is not in this host's sources: the key has the
-	# package names only, and RECIPE is bumped for a new 7.x)
+	# (trixie-backports and bullseye are not in this host's sources: the
+	# key has the package names only, and RECIPE is bumped for a new
+	# kernel there)
 	[ "$suite" = bookworm ] || return 0
 	native=$(dpkg --print-architecture 2>/dev/null) || return 0
 	for p in $kernel_pkgs; do
@@ -118,7 +127,9 @@ if [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; then
 		cp /etc/apt/sources.list.d/debian.sources "$tmp/etc/apt/sources.list.d/" 2>/dev/null ||
 			echo "deb $mirror bookworm main" >"$tmp/etc/apt/sources.list"
 	else
-		printf 'deb %s %s main\n' "$mirror" "$suite" "$mirror" "$kernel_from" \
+		# (bullseye: main only; its security suite's newest kernel is
+		# not on this mirror)
+		printf 'deb %s %s main\n' "$mirror" "$suite" ${kernel_from:+"$mirror" "$kernel_from"} \
 			>"$tmp/etc/apt/sources.list"
 	fi
 	for m in proc sys dev; do
