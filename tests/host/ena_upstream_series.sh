@@ -44,7 +44,7 @@ check "make -C ena upstream FROM=... SIGNOFF=1 writes the series" \
 	make -s -C "$TAILFIX_ROOT/ena" upstream FROM="$PERSON" SIGNOFF=1 UPSTREAM_OUT="$out"
 mapfile -t patches < <(ls "$out"/*.patch 2>/dev/null)
 log "${#patches[@]} patches: $(cd "$out" 2>/dev/null && echo *.patch)"
-check "five patches" test "${#patches[@]}" -eq 5
+check "six patches" test "${#patches[@]}" -eq 6
 
 # identities: From: is the person on every patch; every other identity
 # line (a trailer ending in -by:) names the person or Eric Dumazet
