@@ -10,26 +10,27 @@
 #                           function that really writes the doorbell
 #   napi_stats_order.cocci  no statistics update after napi_complete_done()
 #                           in a poll function
-#   napi_syncp.cocci        one writer per Tx ring u64_stats_sync: napi_syncp
+#   napi_syncp.cocci        one writer per ring u64_stats_sync: napi_syncp
 #                           only from functions run only by NAPI, the
 #                           transmit path's syncp never from a poll function
-#                           or a shared function it calls
+#                           or a shared function it calls, neither from
+#                           anything the timer service reaches
 #
 # ena_netdev.h (inline helpers such as 6.12's ena_ring_tx_doorbell()) and
 # the driver's *.c files are checked as one unit, so that calls across
 # files are seen; findings are reported as FILE:LINE of the original
 # files.  Each check also lists the functions it examined ("checked:
 # fn()"); the check fails as unusable when an expected function was not
-# examined (CHECK_EXPECT, default ena_start_xmit for the transmit check and
-# ena_io_poll ena_xdp_io_poll for the other two), so a parse failure cannot
-# pass for a clean source.
+# examined (CHECK_EXPECT, default ena_start_xmit for the transmit check,
+# ena_io_poll ena_xdp_io_poll for the other two and ena_timer_service for
+# napi_syncp), so a parse failure cannot pass for a clean source.
 #
 # Exit: 0 clean, 1 findings, 2 the checker could not do its job.
 
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 DIR=${1:?usage: check.sh ENA_SOURCE_DIR}
-EXPECT=${CHECK_EXPECT:-ena_start_xmit ena_io_poll ena_xdp_io_poll}
+EXPECT=${CHECK_EXPECT:-ena_start_xmit ena_io_poll ena_xdp_io_poll ena_timer_service}
 
 command -v spatch >/dev/null || { echo "check: spatch (coccinelle) not installed" >&2; exit 2; }
 [ -f "$DIR/ena_netdev.c" ] || { echo "check: no ena_netdev.c in $DIR" >&2; exit 2; }
@@ -59,6 +60,7 @@ for c in tx_drop_doorbell napi_stats_order napi_syncp; do
 		# by the other one.
 		case $c:$fn in
 		tx_drop_doorbell:*_poll | napi_*:*xmit*) continue ;;
+		tx_drop_doorbell:*timer* | napi_stats_order:*timer*) continue ;;
 		esac
 		echo "check: $c.cocci did not examine $fn() in $DIR" >&2
 		exit 2

@@ -14,7 +14,12 @@
 ///    ena_up();
 ///  - a write of ->syncp in a poll function, or in a function that a
 ///    poll function calls and that is not run only by NAPI (such as
-///    ena_unmask_interrupt(), which ena_up() calls too).
+///    ena_unmask_interrupt(), which ena_up() calls too);
+///  - a write of a ring's ->syncp or ->napi_syncp (any but adapter->syncp,
+///    which this check is not about) in a function the timer service
+///    reaches (the callback given to timer_setup() and every function it
+///    calls, directly or not): the timer runs beside the transmit path and
+///    NAPI, and writes under a u64_stats_sync of its own (timer_syncp).
 /// Writes of ->syncp by functions run only by NAPI are not reported: the
 /// Rx ring's statistics and the Tx queue wake-up under the Tx queue lock
 /// are written there.
@@ -28,6 +33,8 @@ callers = {}
 polls = set()
 napi_writes = []
 syncp_writes = []
+timer_roots = set()
+ring_writes = set()
 
 @poller@
 position p;
@@ -51,6 +58,17 @@ p << call.p;
 @@
 callers.setdefault(callee, set()).add(p[0].current_element)
 
+@timer@
+expression T, F;
+identifier fn;
+@@
+timer_setup(T, fn, F)
+
+@script:python@
+fn << timer.fn;
+@@
+timer_roots.add(fn)
+
 @nw@
 expression E;
 position p;
@@ -63,8 +81,11 @@ ena_increase_stat@p(..., &E->napi_syncp)
 
 @script:python@
 p << nw.p;
+e << nw.E;
 @@
 napi_writes.append((p[0].current_element, p[0].file, p[0].line))
+if e.strip() != "adapter":
+    ring_writes.add((p[0].current_element, p[0].file, p[0].line))
 
 @sw@
 expression E;
@@ -78,12 +99,15 @@ ena_increase_stat@p(..., &E->syncp)
 
 @script:python@
 p << sw.p;
+e << sw.E;
 @@
 syncp_writes.append((p[0].current_element, p[0].file, p[0].line))
+if e.strip() != "adapter":
+    ring_writes.add((p[0].current_element, p[0].file, p[0].line))
 
 @finalize:python@
 @@
-for fn in sorted(polls):
+for fn in sorted(polls | timer_roots):
     print("checked: %s()" % fn)
 
 napi_only = set(polls)
@@ -110,3 +134,20 @@ for fn, fl, ln in sorted(set(syncp_writes)):
         who = ", ".join(sorted(callers[fn] & polls))
         print("%s:%s: %s(): writes the transmit path's syncp, called by poll function %s and outside NAPI" %
               (fl, ln, fn, who))
+
+callees = {}
+for f, cs in callers.items():
+    for c in cs:
+        callees.setdefault(c, set()).add(f)
+by_timer = set(timer_roots)
+todo = list(timer_roots)
+while todo:
+    f = todo.pop()
+    for c in callees.get(f, ()):
+        if c not in by_timer:
+            by_timer.add(c)
+            todo.append(c)
+for fn, fl, ln in sorted(ring_writes):
+    if fn in by_timer:
+        print("%s:%s: %s(): reached by the timer service (%s) and writes a u64_stats_sync of the transmit path or NAPI" %
+              (fl, ln, fn, ", ".join(sorted(timer_roots))))

@@ -7,7 +7,8 @@
 #   - the pristine source FAILS: every known instance is reported (drop
 #     path of ena_start_xmit(); statistics after napi_complete_done() in
 #     ena_io_poll() and ena_xdp_io_poll(); the transmit path's syncp
-#     written by both poll functions and by ena_unmask_interrupt());
+#     written by both poll functions, by ena_unmask_interrupt() and by
+#     the timer service's missed_tx and empty_rx_ring);
 #   - the patched source PASSES all checks;
 #   - mutants of the patched source FAIL, each with the check it breaks:
 #     a drop path calling a doorbell helper that returns at once, a
@@ -15,8 +16,9 @@
 #     on a different condition, the poll statistics moved after
 #     napi_complete_done(), a second writer of napi_syncp in the transmit
 #     path, unmask_interrupt counted under napi_syncp in
-#     ena_unmask_interrupt(), and a NAPI counter under the transmit path's
-#     syncp in a poll function;
+#     ena_unmask_interrupt(), a NAPI counter under the transmit path's
+#     syncp in a poll function, and the timer's missed_tx back under the
+#     transmit path's syncp;
 #   - no verdict is vacuous: the checker must have examined the transmit
 #     and poll functions (check.sh exits 2 otherwise), and each mutant
 #     must have changed the source.
@@ -57,6 +59,8 @@ MUTANTS=(
 	# a second writer of napi_syncp: ena_unmask_interrupt(), called by ena_up() too
 	'napi_syncp_in_unmask|napi_syncp|s/\tatomic_inc\(&tx_ring->unmasks_uncounted\);/\tu64_stats_update_begin(&tx_ring->napi_syncp);\n\ttx_ring->tx_stats.unmask_interrupt++;\n\tu64_stats_update_end(&tx_ring->napi_syncp);/'
 	# a NAPI counter under the transmit path's syncp, in the poll function
+	# the timer's missed_tx back under the transmit path's syncp
+	'timer_in_syncp|napi_syncp|s/&tx_ring->timer_syncp/&tx_ring->syncp/'
 	'syncp_in_poll|napi_syncp|s/(ena_increase_stat\(&tx_ring->tx_stats.napi_comp, 1,\n\t\t\t\t  &tx_ring->)napi_syncp/$1syncp/; s/(u64_stats_update_begin\(&tx_ring->)napi_syncp(\);\n\t\ttx_ring->tx_stats.napi_comp\+\+)/$1syncp$2/'
 )
 
@@ -99,6 +103,10 @@ for series in $(cd "$ENA/patches" && echo */ | tr -d /); do
 		expect_found "$TMP/pristine.out" ena_xdp_io_poll napi_syncp
 	check "$series: pristine: ena_unmask_interrupt() writes the transmit syncp" \
 		expect_found "$TMP/pristine.out" ena_unmask_interrupt napi_syncp
+	check "$series: pristine: the timer's missed_tx written under the transmit syncp" \
+		expect_found "$TMP/pristine.out" check_missing_comp_in_tx_queue napi_syncp
+	check "$series: pristine: the timer's empty_rx_ring written under the Rx NAPI syncp" \
+		expect_found "$TMP/pristine.out" check_for_empty_rx_ring napi_syncp
 
 	if [ -d "$patched" ]; then
 		"$CHECK" "$patched" >"$TMP/patched.out" 2>&1
