@@ -314,7 +314,10 @@ check "kmemleak_ours: the whole record is kept (its backtrace)" \
 tp=$(mktemp)
 on_exit "rm -f $tp"
 printf '#!/bin/bash\n# taint-expected: N (fault injection)\n' >"$tp"
-check "taint_expected: a program's declared letters" test "$(taint_expected "$tp")" = N
+check "taint_expected: a program's declared letters" \
+	test "$(TAILFIX_TSQ_TAINT="N 18" taint_expected "$tp")" = N
+check "taint_expected: N stands for TAINT_USER where the kernel has no TAINT_TEST" \
+	test "$(TAILFIX_TSQ_TAINT="U 6" taint_expected "$tp")" = U
 check "taint_expected: no program reads nothing from stdin" \
 	test -z "$(printf '# taint-expected: W from stdin\n' | taint_expected)"
 ksft_finish

@@ -27,6 +27,12 @@ export TAILFIX_DISRUPTIVE=1
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
+# What udev or systemd makes on a host, and some initramfs do not (Debian
+# 11's: bash's process substitution and diff <(...) need /dev/fd).
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+[ -e /dev/stdin ] || ln -s /proc/self/fd/0 /dev/stdin
+[ -e /dev/stdout ] || ln -s /proc/self/fd/1 /dev/stdout
+[ -e /dev/stderr ] || ln -s /proc/self/fd/2 /dev/stderr
 mkdir -p /dev/pts /dev/shm /run /tmp
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /tmp
