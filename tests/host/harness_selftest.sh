@@ -175,8 +175,8 @@ check "judge: run=check with every TEST_PROGS passes" eval '"$JUDGE" check k amd
 check "judge: run=check one test short of TEST_PROGS fails" \
 	eval '! "$JUDGE" check k amd64 "$short" >/dev/null'
 allowed_tests() { grep -vE '^[[:space:]]*(#|$)' "$1" | awk '{ print $1 }' | sort -u | tr '\n' ' '; }
-check "judge: the real allowlist allows ena_hw.sh, dctcp_fixed_plb.sh and ena_amzn_load.sh only" \
-	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "dctcp_fixed_plb.sh ena_amzn_load.sh ena_hw.sh "
+check "judge: the real allowlist allows ena_hw.sh, dctcp_fixed_plb.sh, dctcp_fixed_ece_cwnd.sh, ena_amzn_load.sh and dkms_installed.sh only" \
+	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "dctcp_fixed_ece_cwnd.sh dctcp_fixed_plb.sh dkms_installed.sh ena_amzn_load.sh ena_hw.sh "
 # allow_re TEST: the reasons allowed for TEST, one regex per line (grep -E
 # takes each line as an alternative).
 allow_re() { awk -v t="$1" '$1 == t { sub(/^[^[:space:]]+[[:space:]]+/, ""); print }' "$TESTS_DIR/vm/skip-allowlist"; }
@@ -186,6 +186,16 @@ check "judge: the amzn-drivers skip is allowed on arm64 and 7.x kernels only" ev
 	 grep -qE "$amzn_re" <<<"no amzn-drivers build staged for 7.3.4+deb13-cloud-amd64" &&
 	 ! grep -qE "$amzn_re" <<<"no amzn-drivers build staged for 6.1.0-57-cloud-amd64" &&
 	 ! grep -qE "$amzn_re" <<<"no amzn-drivers build staged for 6.12.117+deb12-cloud-amd64"'
+
+dkms_re=$(allow_re dkms_installed.sh)
+check "judge: the unsigned-modules skip is allowed for dkms 2.x only" eval \
+	'grep -qE "$dkms_re" <<<"no DKMS signing certificate /var/lib/dkms/mok.pub: dkms 2.8.4 does not sign modules" &&
+	 ! grep -qE "$dkms_re" <<<"no DKMS signing certificate /var/lib/dkms/mok.pub: dkms 3.0.10 does not sign modules"'
+
+ece_re=$(allow_re dctcp_fixed_ece_cwnd.sh)
+check "judge: the ECE control skip is allowed on 5.x kernels only" eval \
+	'grep -qE "$ece_re" <<<"in-tree dctcp keeps cwnd at 1 on ECE at a window of 1 on kernel 5.10.0-32-cloud-amd64: no raise to control against" &&
+	 ! grep -qE "$ece_re" <<<"in-tree dctcp keeps cwnd at 1 on ECE at a window of 1 on kernel 6.1.0-57-cloud-amd64: no raise to control against"'
 
 plb_re=$(allow_re dctcp_fixed_plb.sh)
 check "judge: the PLB skip is allowed on 6.1 and 5.10 only, not on 6.12 or 7.3" eval \
