@@ -46,14 +46,24 @@ for f in "$DIR"/ena_netdev.h "$DIR"/*.c; do
 	line=$(($(wc -l <"$TMP/ena_all.c") + 1))
 done
 
+CHECKS="tx_drop_doorbell napi_stats_order napi_syncp"
+# The three are independent: run at once (spatch uses one CPU each).
+declare -A pid
+for c in $CHECKS; do
+	(cd "$TMP" && spatch --very-quiet --no-includes \
+		--sp-file "$HERE/$c.cocci" ena_all.c) >"$TMP/$c.out" 2>"$TMP/$c.err" &
+	pid[$c]=$!
+done
 rc=0
-for c in tx_drop_doorbell napi_stats_order napi_syncp; do
-	if ! (cd "$TMP" && spatch --very-quiet --no-includes \
-		--sp-file "$HERE/$c.cocci" ena_all.c) >"$TMP/$c.out" 2>"$TMP/$c.err"; then
+for c in $CHECKS; do
+	if ! wait "${pid[$c]}"; then
 		echo "check: spatch failed on $c.cocci:" >&2
 		sed 's/^/  /' "$TMP/$c.err" >&2
-		exit 2
+		rc=2
 	fi
+done
+[ "$rc" -eq 0 ] || exit 2
+for c in $CHECKS; do
 	for fn in $EXPECT; do
 		grep -qx "checked: $fn()" "$TMP/$c.out" && continue
 		# A function only one of the checks is about is not expected
