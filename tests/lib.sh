@@ -391,7 +391,7 @@ TAINT_OK=${TAILFIX_TAINT_OK:-OE}
 
 # tsq_fault_taint: the taint tsq_probe's fault injection sets on the running
 # kernel, found as the module's build finds it: TAINT_TEST (N, bit 18) where
-# the kernel's headers have it (5.19 and later), TAINT_USER (U, bit 6)
+# the kernel's headers have it (6.0 and later), TAINT_USER (U, bit 6)
 # otherwise.  Prints "LETTER BIT" (TAILFIX_TSQ_TAINT="LETTER BIT" instead,
 # for the harness self-tests).
 tsq_fault_taint() {
