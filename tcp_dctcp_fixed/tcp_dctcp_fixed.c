@@ -92,6 +92,7 @@ static bool dctcpf_ecn_rfc3168(const struct tcp_sock *tp)
  *   2  no early ACK for the previous CE run's held-back segments
  *   3  the cut is cwnd * (1 - alpha), not cwnd * (1 - alpha / 2)
  *   4  the post-ECE floor ignores the cwnd before the reduction
+ *   5  every CWR is taken for an ECE reduction (local congestion too)
  */
 #ifndef DCTCPF_TEST_MUTANT
 #define DCTCPF_TEST_MUTANT	0
@@ -470,7 +471,8 @@ static void dctcpf_set_state(struct sock *sk, u8 new_state)
 		 * CWR too: only a CWR entered while the ECE ACK is being
 		 * processed is an ECE reduction.
 		 */
-		ca->ece_cwr = dctcpf_on_ece_ack(sk);
+		ca->ece_cwr = DCTCPF_TEST_MUTANT == 5 ||
+			      dctcpf_on_ece_ack(sk);
 		dctcpf_count(ca->ece_cwr ? DCTCPF_STAT_ECN_REDUCTIONS :
 			     DCTCPF_STAT_OTHER_CWR);
 		break;

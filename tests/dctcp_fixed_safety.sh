@@ -31,7 +31,7 @@
 
 require_root
 require_disruptive "changes tcp_dctcp_fixed parameters and the global allowed congestion controls, unloads the module"
-require_cmd ip ss python3 modprobe rmmod
+require_cmd ip ss tc ethtool python3 modprobe rmmod
 require_tcp_diag
 # A tcp_dctcp_fixed the host had loaded comes back with its parameters; one
 # it had not is unloaded.
@@ -141,7 +141,7 @@ else:
     c = socket.socket()
     if cc: c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc)
     c.connect((sys.argv[5], port))
-    c.sendall(b"x" * 1000000)
+    c.sendall(b"x" * int(os.environ.get("CONN_BYTES", "1000000")))
     note("cc-%d" % port, c.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 32).rstrip(b"\0").decode())
     deadline = time.monotonic() + 120
     while not os.path.exists(os.path.join(tmp, "release-%d" % port)) and time.monotonic() < deadline:
@@ -203,25 +203,36 @@ check "peer without ECN: fallback counted" test "$(kv "$STATS" ecn_fallbacks)" -
 conn_close 5403
 ip netns exec "$NS_SRV" sysctl -qw net.ipv4.tcp_ecn=1
 
-# Local congestion: a RED that drops instead of marking (no "ecn") behind a
-# rate limit on the sender's own egress makes its enqueue return
-# NET_XMIT_CN, and __tcp_transmit_skb() calls tcp_enter_cwr().  (Each
-# connection sends 1 MB: with 200 KB the average queue of one 6.12 run never
-# reached RED's minimum, and nothing was dropped.  The rate is 2 Mbit/s, not
-# 20: the debug kernel's sender, under KASAN and lockdep in TCG, never
-# filled a 20 Mbit/s queue, and other_cwr stayed 0.)  Nothing is
-# CE-marked on this path, so no reduction may be counted as an ECE one.
-ip netns exec "$NS_CLI" tc qdisc replace dev veth0 root handle 1: tbf rate 2mbit burst 5000 limit 400000 &&
-	ip netns exec "$NS_CLI" tc qdisc add dev veth0 parent 1:1 handle 10: red limit 400000 \
-		min 3000 max 9000 avpkt 1000 burst 4 probability 0.5 ||
-	fail "tbf + red on the sender"
+# Local congestion: the sender's own egress qdisc refuses a segment, its
+# enqueue returns a positive NET_XMIT code, and __tcp_transmit_skb() calls
+# tcp_enter_cwr().  A tbf whose bucket and queue hold two segments each, with
+# TSO/GSO off (a GSO skb that tbf splits counts as sent if one part fits):
+# the initial window of 10 segments, sent back to back, finds the queue full
+# at its fifth segment, however slow the sender (a segment takes 12 ms at
+# 1 Mbit/s).  Deterministic: a RED that drops on its average queue (used
+# before) left other_cwr at 0 in one run of the debug kernel out of three.
+# Nothing is CE-marked on this path, so no reduction may be counted as an
+# ECE one.
+offloads=$(ip netns exec "$NS_CLI" ethtool -k veth0 |
+	awk '/^tcp-segmentation-offload:/ { t = $2 } /^generic-segmentation-offload:/ { g = $2 }
+	     END { print "tso", t, "gso", g }')
+ip netns exec "$NS_CLI" ethtool -K veth0 tso off gso off >/dev/null 2>&1 ||
+	fail "ethtool -K veth0 tso off gso off"
+ip netns exec "$NS_CLI" tc qdisc replace dev veth0 root tbf rate 1mbit burst 3000 limit 3000 ||
+	fail "tbf on the sender"
 e0=$(kv "$STATS" ecn_reductions) o0=$(kv "$STATS" other_cwr)
-conn_open dctcp_fixed dctcp_fixed 5404
+drops0=$(ip netns exec "$NS_CLI" tc -s qdisc show dev veth0 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
+CONN_BYTES=100000 conn_open dctcp_fixed dctcp_fixed 5404
 conn_close 5404
 e1=$(kv "$STATS" ecn_reductions) o1=$(kv "$STATS" other_cwr)
+drops1=$(ip netns exec "$NS_CLI" tc -s qdisc show dev veth0 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
 ip netns exec "$NS_CLI" tc qdisc del dev veth0 root
+# shellcheck disable=SC2086 # "tso on gso on", as it was
+ip netns exec "$NS_CLI" ethtool -K veth0 $offloads >/dev/null 2>&1
+log "local congestion: qdisc drops ${drops0:-?} -> ${drops1:-?}"
+check "the sender's qdisc refused segments" test "${drops1:-0}" -gt "${drops0:-0}"
 log "local congestion: other_cwr $o0 -> $o1, ecn_reductions $e0 -> $e1"
-check "local congestion (NET_XMIT_CN) CWR counted as other_cwr" test "$o1" -gt "$o0"
+check "local congestion (egress qdisc drop) CWR counted as other_cwr" test "$o1" -gt "$o0"
 check "local congestion is not counted as an ECE reduction" test "$e1" -eq "$e0"
 
 # ---- unload while other flows run ---------------------------------------------------

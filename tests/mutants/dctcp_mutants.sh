@@ -25,6 +25,8 @@ declare -A CATCH=(
 	[3]="dctcp_fixed_alpha.sh dctcp_fixed_packetdrill.sh"
 	# floor above the cwnd before: cwnd never rises on ECE
 	[4]=dctcp_fixed_ece_cwnd.sh
+	# every CWR taken for ECE: the local-congestion CWR is other_cwr
+	[5]=dctcp_fixed_safety.sh
 )
 
 # Mutant 4 shows only on a window of 1 (the floor can exceed the cwnd before
@@ -34,5 +36,5 @@ declare -A CATCH=(
 # twice here (control and mutant), and with all 23 patterns this program
 # went past run_tests.sh's 900 s in the 6.12 guest.
 export DCTCP_ECE_MINS=${DCTCP_ECE_MINS:-2} DCTCP_ECE_TRIALS=${DCTCP_ECE_TRIALS:-3}
-mutants_judge CATCH "${DCTCP_MUTANTS:-1 2 3 4}"
+mutants_judge CATCH "${DCTCP_MUTANTS:-1 2 3 4 5}"
 ksft_finish
