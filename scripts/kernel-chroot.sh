@@ -5,7 +5,8 @@
 # and glibc (trixie-backports' 7.x linux-kbuild runs only on trixie's glibc),
 # older ones their own gcc (bullseye's 5.10 headers want gcc-10), so each
 # gets a debootstrap chroot of its Debian release holding build-essential,
-# dkms and the newest cloud-amd64 headers of that series.
+# dkms and the newest cloud-amd64 headers of that series, with the
+# series' linux-source-X.Y where the suite has it (the in-tree ena build).
 #
 #   kernel-chroot.sh setup [SUITE...]	create or refresh (apt) the chroots
 #					(default: all); prints "SUITE KVER DIR"
@@ -96,7 +97,7 @@ has_headers() {
 }
 
 setup_one() {
-	local suite=$1 dir=$cache/$1 tmp hdr kver
+	local suite=$1 dir=$cache/$1 tmp hdr src kver
 
 	suite_info "$suite"
 	mkdir -p "$cache"
@@ -125,9 +126,13 @@ setup_one() {
 	hdr=$(in_chroot "$dir" apt-cache search --names-only '^linux-headers-.*-cloud-amd64$' |
 	      awk '{ print $1 }' | grep -E "$HDR_RE" | sort -V | tail -1)
 	[ -n "$hdr" ] || die "$suite: no package matching $HDR_RE"
+	# The kernel line's own source, where the suite has it, for DKMS's
+	# in-tree ena build (ena/patches/X.Y); without it ena is skipped there.
+	src=$(echo "${hdr#linux-headers-}" | sed -nE 's/^([0-9]+\.[0-9]+)\..*/linux-source-\1/p')
+	in_chroot "$dir" apt-cache show "$src" >/dev/null 2>&1 || src=
 	with_proc "$dir" in_chroot "$dir" apt-get install -y -q --no-install-recommends \
-		${HDR_FROM:+-t "$HDR_FROM"} build-essential dkms "$hdr" >"$cache/$suite.apt.log" 2>&1 ||
-		die "$suite: installing build-essential dkms $hdr failed: $cache/$suite.apt.log"
+		${HDR_FROM:+-t "$HDR_FROM"} build-essential dkms "$hdr" $src >"$cache/$suite.apt.log" 2>&1 ||
+		die "$suite: installing build-essential dkms $hdr $src failed: $cache/$suite.apt.log"
 	in_chroot "$dir" apt-get clean
 	kver=${hdr#linux-headers-}
 	has_headers "$dir" "$kver" || die "$suite: no /lib/modules/$kver/build after installing $hdr"
