@@ -205,12 +205,13 @@ ip netns exec "$NS_SRV" sysctl -qw net.ipv4.tcp_ecn=1
 
 # Local congestion: the sender's own egress qdisc refuses a segment, its
 # enqueue returns a positive NET_XMIT code, and __tcp_transmit_skb() calls
-# tcp_enter_cwr().  A tbf whose bucket and queue hold two segments each, with
-# TSO/GSO off (a GSO skb that tbf splits counts as sent if one part fits):
-# the initial window of 10 segments, sent back to back, finds the queue full
-# at its fifth segment, however slow the sender (a segment takes 12 ms at
-# 1 Mbit/s).  Deterministic: a RED that drops on its average queue (used
-# before) left other_cwr at 0 in one run of the debug kernel out of three.
+# tcp_enter_cwr().  A tbf with a bucket and a queue of 3000 bytes (about
+# two full-size frames of tokens, one frame of queue), TSO/GSO off (a GSO
+# skb that tbf splits counts as sent if one part fits): of the initial
+# window of 10 segments, sent back to back, the third or so finds the queue
+# full, however slow the sender (a frame takes 12 ms at 1 Mbit/s).  A RED
+# that drops by its average queue (used before) left other_cwr at 0 in two
+# of three runs of the debug kernel.
 # Nothing is CE-marked on this path, so no reduction may be counted as an
 # ECE one.
 offloads=$(ip netns exec "$NS_CLI" ethtool -k veth0 |
@@ -220,12 +221,17 @@ ip netns exec "$NS_CLI" ethtool -K veth0 tso off gso off >/dev/null 2>&1 ||
 	fail "ethtool -K veth0 tso off gso off"
 ip netns exec "$NS_CLI" tc qdisc replace dev veth0 root tbf rate 1mbit burst 3000 limit 3000 ||
 	fail "tbf on the sender"
+# packets the sender's root qdisc dropped so far
+sender_qdisc_drops() {
+	ip netns exec "$NS_CLI" tc -s qdisc show dev veth0 |
+		sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1
+}
 e0=$(kv "$STATS" ecn_reductions) o0=$(kv "$STATS" other_cwr)
-drops0=$(ip netns exec "$NS_CLI" tc -s qdisc show dev veth0 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
+drops0=$(sender_qdisc_drops)
 CONN_BYTES=100000 conn_open dctcp_fixed dctcp_fixed 5404
 conn_close 5404
 e1=$(kv "$STATS" ecn_reductions) o1=$(kv "$STATS" other_cwr)
-drops1=$(ip netns exec "$NS_CLI" tc -s qdisc show dev veth0 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
+drops1=$(sender_qdisc_drops)
 ip netns exec "$NS_CLI" tc qdisc del dev veth0 root
 # shellcheck disable=SC2086 # "tso on gso on", as it was
 ip netns exec "$NS_CLI" ethtool -K veth0 $offloads >/dev/null 2>&1
