@@ -93,6 +93,7 @@ static bool dctcpf_ecn_rfc3168(const struct tcp_sock *tp)
  *   3  the cut is cwnd * (1 - alpha), not cwnd * (1 - alpha / 2)
  *   4  the post-ECE floor ignores the cwnd before the reduction
  *   5  every CWR is taken for an ECE reduction (local congestion too)
+ *   6  no first-flight floor after ECE (in-tree dctcp's behaviour)
  */
 #ifndef DCTCPF_TEST_MUTANT
 #define DCTCPF_TEST_MUTANT	0
@@ -555,7 +556,8 @@ static void dctcpf_tx_start(struct sock *sk)
 	struct dctcpf *ca = inet_csk_ca(sk);
 	u32 floor;
 
-	if (inet_csk(sk)->icsk_ca_state != TCP_CA_CWR || !ca->ece_cwr)
+	if (DCTCPF_TEST_MUTANT == 6 ||
+	    inet_csk(sk)->icsk_ca_state != TCP_CA_CWR || !ca->ece_cwr)
 		return;
 	floor = min3(READ_ONCE(min_cwnd_after_ce), tp->snd_cwnd_clamp,
 		     DCTCPF_TEST_MUTANT == 4 ? U32_MAX : ca->loss_cwnd);

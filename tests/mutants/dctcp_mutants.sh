@@ -27,7 +27,21 @@ declare -A CATCH=(
 	[4]=dctcp_fixed_ece_cwnd.sh
 	# every CWR taken for ECE: the local-congestion CWR is other_cwr
 	[5]=dctcp_fixed_safety.sh
+	# no first-flight floor: 2d's "first flight after ECE >= 2 segments"
+	[6]=dctcp_fixed_packets.sh
 )
+# Mutant 6 is told apart only where the core leaves a window of one segment
+# after an ECE reduction with nothing in flight (in-tree dctcp's first flight
+# is 1 on 5.10): from 6.1 on, PRR already leaves two, the floor never fires
+# (2d asserts it), and the mutant is the real module's behaviour there.
+# Which case holds is read from the kernel, not from its version: the real
+# module's control run of dctcp_fixed_packets.sh says which 2d check it made.
+mutant_applies() {	# (mutants_judge's hook)
+	[ "$1" = 6 ] || return 0
+	grep -q '2d in-tree dctcp sends 1 here' "$MUT_TMP/out.0.dctcp_fixed_packets.sh" && return 0
+	echo "in-tree dctcp's first flight after ECE is already 2 segments on this kernel: the floor never fires, mutant 6 is the real module's behaviour"
+	return 1
+}
 
 # Mutant 4 shows only on a window of 1 (the floor can exceed the cwnd before
 # the reduction only there): dctcp_fixed_ece_cwnd.sh's initcwnd-1 cases,
@@ -36,5 +50,5 @@ declare -A CATCH=(
 # twice here (control and mutant), and with all 23 patterns this program
 # went past run_tests.sh's 900 s in the 6.12 guest.
 export DCTCP_ECE_MINS=${DCTCP_ECE_MINS:-2} DCTCP_ECE_TRIALS=${DCTCP_ECE_TRIALS:-3}
-mutants_judge CATCH "${DCTCP_MUTANTS:-1 2 3 4 5}"
+mutants_judge CATCH "${DCTCP_MUTANTS:-1 2 3 4 5 6}"
 ksft_finish
