@@ -424,7 +424,7 @@ for ((i = 0; i < n; i++)); do
 	if [ $fixed -eq 1 ]; then
 		die 5 "${PATCH_LIST[i]} does not apply because $SRC_DESC already has this fix (the patch reverse-applies): use a pristine source"
 	fi
-	die 6 "${PATCH_LIST[i]} does not apply to $SRC_DESC (${SRC_VERSION:-unknown version}) and does not reverse-apply either: unknown ENA source, not supported by patches/${ENA_SERIES:-$SERIES}; set ENA_SRC= to the pristine source of this kernel"
+	die 6 "${PATCH_LIST[i]} does not apply to $SRC_DESC (${SRC_VERSION:-unknown version}) and does not reverse-apply either: unknown ENA source, not supported by patches/${PATCHES##*/}; set ENA_SRC= to the pristine source of this kernel"
 done
 if [ $pristine -eq 1 ]; then
 	say "pristine source, no patch applied"

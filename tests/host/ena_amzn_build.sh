@@ -11,6 +11,9 @@
 #     vermagic of the kernel, version "2.17.0g-tailfix<PACKAGE_VERSION>"
 #     (Amazon's release and ours), the tx_drop_doorbells counter inside;
 #   - make -C ena KVER=... does the same through ena/Makefile (one kernel);
+#   - ena/checks' semantic patches, on the source resolved for the kernel
+#     (ena/checks/resolve.sh): the release fails, the patched source
+#     passes, a mutant of its drop path fails;
 #   - one line, a distinct exit status and nothing left behind for: a
 #     source that already carries the series (5), a release the series
 #     does not apply to (6), a release without the drop-path doorbell (6).
@@ -68,6 +71,48 @@ for k in "${KVERS[@]}"; do
 		built_ok "$out/ena.ko" "$k"
 	check "--probe $k: amzn-drivers' own configure step ran" test -f "$out/ena/config.h"
 done
+
+# The semantic patches (ena/checks) on amzn-drivers: its doorbell
+# decisions and NAPI exits sit in LINUX_VERSION_CODE conditionals, which
+# resolve.sh decides for the kernel first.  The release as Amazon ships it
+# fails napi_stats_order (its poll functions count after
+# napi_complete_done()); with patches/amzn-2.17 every check passes, the
+# findings argued safe in amzn-2.17.accept aside; a drop path that rings
+# on the wrong condition fails tx_drop_doorbell.
+AMZN_EXPECT="ena_start_xmit ena_io_poll ena_af_xdp_io_poll ena_timer_service"
+static_check() {	# static_check KVER DIR OUTFILE [ACCEPT]: check.sh's exit
+	rm -rf "$TMP/res"
+	"$TAILFIX_ROOT/ena/checks/resolve.sh" "/lib/modules/$1/build" "$2" "$TMP/res" >"$3" 2>&1 || return 2
+	CHECK_EXPECT=$AMZN_EXPECT CHECK_ACCEPT=${4:-} \
+		"$TAILFIX_ROOT/ena/checks/check.sh" "$TMP/res" >>"$3" 2>&1
+}
+if command -v spatch >/dev/null; then
+	k=${KVERS[0]}
+	cp -r "$CO/kernel/linux" "$TMP/pristine"
+	cp "$TMP/probe-$k/ena/config.h" "$TMP/pristine/ena/"
+	static_check "$k" "$TMP/pristine/ena" "$TMP/static-pristine"
+	rc=$?
+	sed 's/^/# pristine: /' "$TMP/static-pristine" | grep -v 'checked: ' | head -20
+	check "static checks, amzn-drivers as released, $k: napi_stats_order finds ena_io_poll() and ena_af_xdp_io_poll()" \
+		eval '[ $rc -eq 1 ] && grep -q "ena_io_poll(): .*\[napi_stats_order\]" "$TMP/static-pristine" &&
+			grep -q "ena_af_xdp_io_poll(): .*\[napi_stats_order\]" "$TMP/static-pristine"'
+	for k in "${KVERS[@]}"; do
+		static_check "$k" "$TMP/probe-$k/ena" "$TMP/static-$k" "$TAILFIX_ROOT/ena/checks/amzn-2.17.accept"
+		rc=$?
+		grep -E '^(# accepted|[^#])' "$TMP/static-$k" | sed 's/^/# patched: /'
+		check "static checks, amzn-drivers with patches/amzn-2.17, $k: clean (exit $rc)" test "$rc" -eq 0
+	done
+	cp -r "$TMP/probe-$k" "$TMP/mutant"
+	sed -i 's/if (!netdev_xmit_more() && ena_com_used_q_entries(/if (netdev_xmit_more() \&\& ena_com_used_q_entries(/' \
+		"$TMP/mutant/ena/ena_netdev.c"
+	static_check "$k" "$TMP/mutant/ena" "$TMP/static-mutant" "$TAILFIX_ROOT/ena/checks/amzn-2.17.accept"
+	rc=$?
+	check "static checks, mutant: the drop path rings on netdev_xmit_more(): tx_drop_doorbell fails" \
+		eval '! cmp -s "$TMP/mutant/ena/ena_netdev.c" "$TMP/probe-$k/ena/ena_netdev.c" && [ $rc -eq 1 ] &&
+			grep -q "ena_start_xmit(): drop path .*\[tx_drop_doorbell\]" "$TMP/static-mutant"'
+else
+	check "static checks on amzn-drivers" sh -c 'echo "spatch (coccinelle) not installed" >&2; false'
+fi
 
 # ena/Makefile, as make install and scripts/build-modules.sh use it
 cp -r "$TAILFIX_ROOT/ena" "$TMP/enamk"

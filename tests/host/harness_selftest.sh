@@ -175,11 +175,17 @@ check "judge: run=check with every TEST_PROGS passes" eval '"$JUDGE" check k amd
 check "judge: run=check one test short of TEST_PROGS fails" \
 	eval '! "$JUDGE" check k amd64 "$short" >/dev/null'
 allowed_tests() { grep -vE '^[[:space:]]*(#|$)' "$1" | awk '{ print $1 }' | sort -u | tr '\n' ' '; }
-check "judge: the real allowlist allows ena_hw.sh, dctcp_fixed_plb.sh, dctcp_fixed_ece_cwnd.sh, ena_amzn_load.sh and dkms_installed.sh only" \
-	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "dctcp_fixed_ece_cwnd.sh dctcp_fixed_plb.sh dkms_installed.sh ena_amzn_load.sh ena_hw.sh "
+check "judge: the real allowlist allows ena_hw.sh, dctcp_fixed_plb.sh, dctcp_fixed_ece_cwnd.sh, ena_amzn_load.sh, dkms_installed.sh and mutants/dctcp_mutants.sh only" \
+	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "dctcp_fixed_ece_cwnd.sh dctcp_fixed_plb.sh dkms_installed.sh ena_amzn_load.sh ena_hw.sh mutants/dctcp_mutants.sh "
+
 # allow_re TEST: the reasons allowed for TEST, one regex per line (grep -E
 # takes each line as an alternative).
 allow_re() { awk -v t="$1" '$1 == t { sub(/^[^[:space:]]+[[:space:]]+/, ""); print }' "$TESTS_DIR/vm/skip-allowlist"; }
+mut_re=$(allow_re mutants/dctcp_mutants.sh)
+check "judge: the dctcp mutant skip is mutant 6's, where in-tree dctcp already sends 2, only" eval \
+	'grep -qE "$mut_re" <<<"in-tree dctcp'"'"'s first flight after ECE is already 2 segments on this kernel: the floor never fires, mutant 6 is the real module'"'"'s behaviour" &&
+	 ! grep -qE "$mut_re" <<<"no DKMS source under /usr/src" &&
+	 ! grep -qE "$mut_re" <<<"no kernel headers for 6.1.0-57-cloud-amd64"'
 amzn_re=$(allow_re ena_amzn_load.sh)
 check "judge: the amzn-drivers skip is allowed on arm64 and 7.x kernels only" eval \
 	'grep -qE "$amzn_re" <<<"no amzn-drivers build staged for 6.1.0-57-cloud-arm64" &&
