@@ -46,23 +46,49 @@ on_exit "kill $! ; rm -f $out/.ready"
 wait_for 20 test -e "$out/.ready" || fail "tailrr server did not start"
 wait_for 20 sh -c "ip netns exec $NS_SRV ss -ltn | grep -q ':5299 '" || fail "iperf3 server did not start"
 
-arm() {	# arm off|tp|kp: put tsq_probe in that state
+# (lists separated by spaces or colons: TAILFIX_GUEST_ENV values have no spaces)
+TSQ_COST_CLOCKSOURCES=$(echo "${TSQ_COST_CLOCKSOURCES:-}" | tr : " ")
+TSQ_COST_ARMS=$(echo "${TSQ_COST_ARMS:-}" | tr : " ")
+CS_FILE=/sys/devices/system/clocksource/clocksource0/current_clocksource
+CS_BEFORE=$(cat "$CS_FILE" 2>/dev/null)
+if [ -n "${TSQ_COST_CLOCKSOURCES:-}" ]; then
+	for cs in $TSQ_COST_CLOCKSOURCES; do
+		grep -qw "$cs" "${CS_FILE%current_clocksource}available_clocksource" ||
+			fail "clocksource $cs not available (have: $(cat "${CS_FILE%current_clocksource}available_clocksource"); the amd64 guest needs TAILFIX_VM_TSC=reliable for tsc)"
+	done
+	on_exit "echo $CS_BEFORE >$CS_FILE"
+fi
+
+arm() {	# arm ARM[@CLOCKSOURCE], ARM off|tp|kp: put tsq_probe in that state
 	modprobe -r tsq_probe 2>/dev/null
-	case $1 in
+	case $1 in *@*) echo "${1#*@}" >"$CS_FILE" || fail "cannot select clocksource ${1#*@}" ;; esac
+	case ${1%@*} in
 	tp) modprobe tsq_probe || fail "modprobe tsq_probe" ;;
 	kp) modprobe tsq_probe xmit_attach=kprobe || fail "modprobe tsq_probe xmit_attach=kprobe" ;;
 	esac
-	if [ "$1" != off ]; then
+	if [ "${1%@*}" != off ]; then
 		echo "$1 $(cat /sys/module/tsq_probe/parameters/xmit_attach)" >>"$out/attach.txt"
 	fi
 }
 
 : >"$out/raw.txt"
 : >"$out/attach.txt"
-arms=(off tp kp)
+# TSQ_COST_ARMS (default "off tp kp"); TSQ_COST_CLOCKSOURCES="hpet tsc"
+# (or hpet:tsc):
+# every arm once per clocksource in each round (ARM@CLOCKSOURCE), to tell
+# what the clock reads cost from what the hooks cost.
+read -ra arms <<<"${TSQ_COST_ARMS:-off tp kp}"
+if [ -n "${TSQ_COST_CLOCKSOURCES:-}" ]; then
+	base=("${arms[@]}") arms=()
+	for cs in $TSQ_COST_CLOCKSOURCES; do
+		for a in "${base[@]}"; do arms+=("$a@$cs"); done
+	done
+fi
+echo "arms: ${arms[*]}; clocksource at the start: $CS_BEFORE" >>"$out/setup.txt"
+narms=${#arms[@]}
 for round in $(seq 1 "$ROUNDS"); do
-	for i in 0 1 2; do
-		a=${arms[$(((i + round) % 3))]}
+	for ((i = 0; i < narms; i++)); do
+		a=${arms[$(((i + round) % narms))]}
 		arm "$a"
 		s0=$(nstat_get "$NS_CLI" TcpOutSegs)
 		f=$out/stream-$a-$round.json
@@ -79,14 +105,14 @@ print(j["bytes"], "%.3f" % j["seconds"])' "$f" |
 			echo "rr $a $round $(kv "$out/rr-$a-$round.txt" tps)" >>"$out/raw.txt"
 	done
 done
-arm off
+arm off${TSQ_COST_CLOCKSOURCES:+@$CS_BEFORE}
 
 # Medians per arm; ratios against off; ns per segment from the stream.
 {
 	cat "$out/setup.txt"
 	echo "xmit hook per arm: $(sort -u "$out/attach.txt" | tr '\n' ' ')"
 	echo
-	awk '
+	awk -v arms="${arms[*]}" '
 	function median(list,    v, n, i, j, t) {
 		n = split(list, v, " ")
 		for (i = 2; i <= n; i++)
@@ -98,19 +124,21 @@ arm off
 	END {
 		for (a in ns) { m[a] = median(mbs[a]); s[a] = median(sps[a]) }
 		for (a in nr) t[a] = median(tps[a])
-		printf "%-4s %10s %12s %10s   (medians; n = runs)\n", "arm", "stream MB/s", "stream seg/s", "rr tps"
-		split("off tp kp", order, " ")
-		for (i = 1; i <= 3; i++) {
+		printf "%-9s %10s %12s %10s   (medians; n = runs)\n", "arm", "stream MB/s", "stream seg/s", "rr tps"
+		n = split(arms, order, " ")
+		for (i = 1; i <= n; i++) {
 			a = order[i]
-			printf "%-4s %10.3f %12.0f %10.0f   (n = %d, %d)\n", a, m[a], s[a], t[a], ns[a], nr[a]
+			printf "%-9s %10.3f %12.0f %10.0f   (n = %d, %d)\n", a, m[a], s[a], t[a], ns[a], nr[a]
 		}
-		for (i = 2; i <= 3; i++) {
+		# each loaded arm against off with the same clocksource
+		for (i = 1; i <= n; i++) {
 			a = order[i]
-			if (!m["off"] || !m[a] || !s[a] || !t["off"])
+			o = a; sub(/^[^@]*/, "off", o)
+			if (a == o || !m[o] || !m[a] || !s[a] || !t[o])
 				continue
-			printf "%s / off: stream %.3fx, rr %.3fx; %+.0f ns of busy time per segment; target <= 2%% loss: %s\n",
-			       a, m[a] / m["off"], t[a] / t["off"], 1e9 / s[a] - 1e9 / s["off"],
-			       ((m[a] / m["off"] >= 0.98 && t[a] / t["off"] >= 0.98) ? "met" : "NOT met")
+			printf "%s / %s: stream %.3fx, rr %.3fx; %+.0f ns of busy time per segment; target <= 2%% loss: %s\n",
+			       a, o, m[a] / m[o], t[a] / t[o], 1e9 / s[a] - 1e9 / s[o],
+			       ((m[a] / m[o] >= 0.98 && t[a] / t[o] >= 0.98) ? "met" : "NOT met")
 		}
 	}' "$out/raw.txt"
 } >"$out/summary.txt"

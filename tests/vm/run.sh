@@ -103,7 +103,11 @@ amd64)
 	# one step) the guest's clock jumps with it and every timeout
 	# fires.  The HPET follows QEMU's virtual clock (host CLOCK_MONOTONIC)
 	# and an unstable TSC leaves sched_clock filtered against it.
-	append="console=ttyS0 tsc=unstable $append" ;;
+	# TAILFIX_VM_TSC=reliable (benchmarks only: bench/tsq_cost.sh's
+	# clocksource arms) keeps the TSC as a clocksource beside the HPET.
+	tsc=${TAILFIX_VM_TSC:-unstable}
+	case $tsc in unstable | reliable) ;; *) echo "run.sh: TAILFIX_VM_TSC=$tsc: unstable or reliable" >&2; exit 2 ;; esac
+	append="console=ttyS0 tsc=$tsc $append" ;;
 arm64)
 	# pauth-impdef: QEMU's own pointer-auth hash; the architected QARMA
 	# is the costliest part of -cpu max under TCG.
