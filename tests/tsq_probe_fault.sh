@@ -74,7 +74,7 @@ check "every lost wake-up was recovered" \
 	cmp_num "$(kv "$res/r1.stats" recoveries)" "==" "$(kv "$res/r1.stats" lost_wakeups)"
 # Timing decides here, so the allowance scales with the sample: with
 # recovery, at most baseline + max(2, 0.2% of the requests) slow requests,
-# and at most a twentieth of those without recovery.  One emulator hiccup
+# and beyond that allowance at most a twentieth of those without recovery.  One emulator hiccup
 # is not a failure; a recovery that misses one lost wake-up in twenty is.
 allow=$((N / 500 > 2 ? N / 500 : 2))
 # A noisy baseline widens it: rare slow requests are counts, whose own
@@ -114,8 +114,14 @@ fi
 gap_why="known gap: $r1_late lost wake-ups missed by the handshake check, seen by late_cork_releases, at most 1/20 of recover=0's $r0_late (README: known gaps)"
 desc="recover=1: requests >= 30 ms, less the $slow_recoveries late recoveries, at most baseline + max(2, 0.2% of $N, 3 sqrt(baseline)) ($r1_slow vs $base_slow + $allow)"
 within() { cmp_num "$((r1_slow - slow_recoveries))" "<=" "$((base_slow + allow))"; }
-twentieth() { cmp_num "$((r1_slow * 20))" "<=" "$r0_slow"; }
-desc20="recover=1: at most 1/20 of the slow requests of recover=0 ($r1_slow x 20 vs $r0_slow)"
+# The twentieth is of the slow requests beyond the same allowance: with
+# few slow requests in r0 (15 of 600 in CI's IPv6 run), one emulator hiccup
+# in r1 (no lost wake-up, no late cork, the client 19 ms behind its
+# schedule) would otherwise be more than a twentieth by itself.
+r1_beyond=$((r1_slow - slow_recoveries - allow))
+[ "$r1_beyond" -lt 0 ] && r1_beyond=0
+twentieth() { cmp_num "$((r1_beyond * 20))" "<=" "$r0_slow"; }
+desc20="recover=1: requests >= 30 ms beyond the allowance ($r1_slow - $slow_recoveries late recoveries - $allow), at most 1/20 of recover=0's ($r1_beyond x 20 vs $r0_slow)"
 if [ "$known_gap" = 1 ]; then
 	check_xfail "$desc" "$gap_why" within
 	check_xfail "$desc20" "$gap_why" twentieth
