@@ -74,8 +74,9 @@ check "every lost wake-up was recovered" \
 	cmp_num "$(kv "$res/r1.stats" recoveries)" "==" "$(kv "$res/r1.stats" lost_wakeups)"
 # Timing decides here, so the allowance scales with the sample: with
 # recovery, at most baseline + max(2, 0.2% of the requests) slow requests,
-# and beyond that allowance at most a twentieth of those without recovery.  One emulator hiccup
-# is not a failure; a recovery that misses one lost wake-up in twenty is.
+# and beyond that allowance at most a twentieth of those without recovery.
+# One emulator hiccup is not a failure; a recovery that misses one lost
+# wake-up in twenty is.
 allow=$((N / 500 > 2 ? N / 500 : 2))
 # A noisy baseline widens it: rare slow requests are counts, whose own
 # spread is about their square root; three of those (CI, arm64, on a

@@ -90,36 +90,16 @@ for c in $CHECKS; do
 			gsub(/ at line [0-9]+/, "")
 			printf "%s:%d:%s [%s]\n", name[i], l - start[i] + 1, $0, c
 		}' "$TMP/map" "$TMP/$c.out" | sort -u | sort -t: -k1,1 -k2,2n >"$TMP/$c.found"
-	# CHECK_ACCEPT: findings argued safe for this source, one per line
-	# as "RULE<TAB>FUNCTION<TAB>ERE of the message<TAB>why"; shown as
-	# accepted, not counted.  An entry that matched nothing is an error
-	# (the source changed: the argument has to be made again).
-	if [ -n "${CHECK_ACCEPT:-}" ]; then
-		: >"$TMP/$c.kept"
-		while IFS= read -r f; do
-			why=$(awk -F'\t' -v c="$c" -v f="$f" '
-				/^#/ || NF < 4 { next }
-				$1 == c && index(f, " " $2 "(): ") && f ~ $3 { print $4; exit }' "$CHECK_ACCEPT")
-			if [ -n "$why" ]; then
-				echo "# accepted: $f ($why)"
-				echo "$f" >>"$TMP/accepted"
-			else
-				echo "$f" >>"$TMP/$c.kept"
-			fi
-		done <"$TMP/$c.found"
-		mv "$TMP/$c.kept" "$TMP/$c.found"
-	fi
+done
+# CHECK_ACCEPT: findings argued safe for this source are shown as
+# accepted, not counted; an entry that matched nothing is an error.
+if [ -n "${CHECK_ACCEPT:-}" ]; then
+	"$HERE/accept.sh" "$CHECK_ACCEPT" "$TMP" $CHECKS || exit 2
+fi
+for c in $CHECKS; do
 	if [ -s "$TMP/$c.found" ]; then
 		cat "$TMP/$c.found"
 		rc=1
 	fi
 done
-if [ -n "${CHECK_ACCEPT:-}" ]; then
-	while IFS=$'\t' read -r c fn re why; do
-		case $c in '#'* | '') continue ;; esac
-		grep -q " $fn(): " "$TMP/accepted" 2>/dev/null && continue
-		echo "check: $CHECK_ACCEPT: nothing matched '$c $fn() $re': the source changed, make the argument again" >&2
-		exit 2
-	done <"$CHECK_ACCEPT"
-fi
 exit $rc

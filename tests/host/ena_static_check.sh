@@ -136,5 +136,34 @@ for series in $(cd "$ENA/patches" && echo */ | tr -d /); do
 	rm -rf "$pristine" "$patched"
 done
 
+# CHECK_ACCEPT (ena/checks/accept.sh), on findings written by hand: an
+# entry accepts only a finding of its own rule and function whose message
+# it matches, and an entry that accepted nothing fails the check -- also
+# when another entry for the same function did accept something.
+acc=$TMP/accept
+mkdir "$acc"
+findings() {	# accept.sh filters them in place
+	printf 'ena_netdev.c:10: f(): writes napi_syncp [napi_syncp]\nena_netdev.c:20: g(): writes napi_syncp [napi_syncp]\n' \
+		>"$acc/napi_syncp.found"
+	printf 'ena_netdev.c:30: f(): statistics after napi_complete_done() [napi_stats_order]\n' \
+		>"$acc/napi_stats_order.found"
+}
+printf '# comment\nnapi_syncp\tf\twrites napi_syncp\tfine\n' >"$acc/one"
+printf 'napi_syncp\tf\twrites napi_syncp\tfine\nnapi_stats_order\tf\tnot this message\tstale\n' >"$acc/stale"
+findings
+"$ENA/checks/accept.sh" "$acc/one" "$acc" napi_syncp napi_stats_order >"$acc/out" 2>&1
+rc=$?
+sed 's/^/# accept: /' "$acc/out"
+check "accept: an entry takes out its own finding, and only it" \
+	eval '[ $rc -eq 0 ] && grep -q "^# accepted: .* f(): writes napi_syncp .*(fine)$" "$acc/out" &&
+		[ "$(cat "$acc/napi_syncp.found")" = "ena_netdev.c:20: g(): writes napi_syncp [napi_syncp]" ] &&
+		[ "$(wc -l <"$acc/napi_stats_order.found")" -eq 1 ]'
+findings
+"$ENA/checks/accept.sh" "$acc/stale" "$acc" napi_syncp napi_stats_order >"$acc/out" 2>&1
+rc=$?
+sed 's/^/# accept: /' "$acc/out"
+check "accept: an entry that matched nothing fails (exit 2), although its function had an accepted finding" \
+	eval '[ $rc -eq 2 ] && grep -q "stale:2: nothing matched .napi_stats_order f() not this message" "$acc/out"'
+
 [ "$ran" -gt 0 ] || skip "no ENA source for any kernel series: install linux-source-6.1 / linux-source-6.12"
 ksft_finish

@@ -219,6 +219,14 @@ fixes_recorded() {
 }
 check "amzn-drivers: the stats patches carry Fixes: tags, each found by the blame in ${prov##*/}" \
 	eval 'grep -q "^Fixes: " "${patches[1]}" && grep -q "^Fixes: " "${patches[2]}" && fixes_recorded'
+# the two checks above fail on mutants: a counter patch that also drops
+# the xmit_more condition, a Fixes: id one digit off
+sed 's/^+\(.*\)!netdev_xmit_more() && \(.*\) {$/+\1\2 {/' "${patches[0]}" >"$TMP/mut-decision.patch"
+sed '0,/^Fixes: \([0-9a-f]\{11\}\)\([0-9a-e]\)/s//Fixes: \1f/' "${patches[2]}" >"$TMP/mut-fixes.patch"
+check "amzn-drivers: mutants caught: a changed doorbell decision, a Fixes: id not recorded" \
+	eval '! cmp -s "${patches[0]}" "$TMP/mut-decision.patch" && ! same_decision "$TMP/mut-decision.patch" &&
+		! cmp -s "${patches[2]}" "$TMP/mut-fixes.patch" &&
+		! (patches=("${patches[0]}" "${patches[1]}" "$TMP/mut-fixes.patch"); fixes_recorded)'
 # (the decision's lines only gain the brace of the block the counter joins)
 same_decision() {
 	cmp -s <(sed -n 's/^-\(.*netdev_xmit_more.*\)$/\1/p' "$1") \
