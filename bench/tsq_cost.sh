@@ -6,20 +6,23 @@
 # run, with the attach mechanisms side by side:
 #   off  tsq_probe not loaded;
 #   tp   loaded with its defaults (xmit_attach=auto: the net_dev_queue
-#        tracepoint where the kernel has it);
-#   kp   loaded with xmit_attach=kprobe (every hook a kprobe, as earlier
-#        builds had it).
+#        tracepoint where the kernel has it; wfree_attach=auto: ftrace on
+#        tcp_wfree where the module has that hook for the kernel);
+#   wk   the tracepoint, and wfree_attach=kprobe (the hooks of the builds
+#        before the ftrace hook);
+#   kp   xmit_attach=kprobe wfree_attach=kprobe (every hook a kprobe, as
+#        the first builds had it).
 # Workloads, over a veth pair (topo_pair; every packet crosses
 # __dev_queue_xmit() and every TCP skb tcp_wfree()):
 #   stream  iperf3 -N -l 64 for STREAM_S seconds: MB/s, and the client's
 #           TcpOutSegs per second;
 #   rr      one-connection closed-loop request/response (tailrr --closed):
 #           transactions/s.
-# ROUNDS rounds, the three arms in a rotated order each round, so that drift
+# ROUNDS rounds, the arms in a rotated order each round, so that drift
 # hits every arm alike; medians per arm.  The per-segment cost in ns is the
 # difference of busy time per segment (1e9 / segments per second, the guest
 # being CPU-bound in the stream), an estimate, not a measurement of one hit.
-# Writes OUTDIR/setup.txt, attach.txt (the xmit hook each loaded arm got),
+# Writes OUTDIR/setup.txt, attach.txt (the hooks each loaded arm got),
 # raw.txt (one line per run: workload arm round value...),
 # stream-ARM-ROUND.json, rr-ARM-ROUND.txt, summary.txt.
 TESTS=$(cd "$(dirname "$0")/../tests" && pwd)
@@ -59,25 +62,28 @@ if [ -n "${TSQ_COST_CLOCKSOURCES:-}" ]; then
 	on_exit "echo $CS_BEFORE >$CS_FILE"
 fi
 
-arm() {	# arm ARM[@CLOCKSOURCE], ARM off|tp|kp: put tsq_probe in that state
+arm() {	# arm ARM[@CLOCKSOURCE], ARM off|tp|wk|kp: put tsq_probe in that state
 	modprobe -r tsq_probe 2>/dev/null
 	case $1 in *@*) echo "${1#*@}" >"$CS_FILE" || fail "cannot select clocksource ${1#*@}" ;; esac
 	case ${1%@*} in
 	tp) modprobe tsq_probe || fail "modprobe tsq_probe" ;;
-	kp) modprobe tsq_probe xmit_attach=kprobe || fail "modprobe tsq_probe xmit_attach=kprobe" ;;
+	wk) modprobe tsq_probe wfree_attach=kprobe || fail "modprobe tsq_probe wfree_attach=kprobe" ;;
+	kp) modprobe tsq_probe xmit_attach=kprobe wfree_attach=kprobe ||
+		fail "modprobe tsq_probe xmit_attach=kprobe wfree_attach=kprobe" ;;
 	esac
 	if [ "${1%@*}" != off ]; then
-		echo "$1 $(cat /sys/module/tsq_probe/parameters/xmit_attach)" >>"$out/attach.txt"
+		echo "$1 xmit:$(cat /sys/module/tsq_probe/parameters/xmit_attach)" \
+			"wfree:$(cat /sys/module/tsq_probe/parameters/wfree_attach)" >>"$out/attach.txt"
 	fi
 }
 
 : >"$out/raw.txt"
 : >"$out/attach.txt"
-# TSQ_COST_ARMS (default "off tp kp"); TSQ_COST_CLOCKSOURCES="hpet tsc"
+# TSQ_COST_ARMS (default "off tp wk kp"); TSQ_COST_CLOCKSOURCES="hpet tsc"
 # (or hpet:tsc):
 # every arm once per clocksource in each round (ARM@CLOCKSOURCE), to tell
 # what the clock reads cost from what the hooks cost.
-read -ra arms <<<"${TSQ_COST_ARMS:-off tp kp}"
+read -ra arms <<<"${TSQ_COST_ARMS:-off tp wk kp}"
 if [ -n "${TSQ_COST_CLOCKSOURCES:-}" ]; then
 	base=("${arms[@]}") arms=()
 	for cs in $TSQ_COST_CLOCKSOURCES; do
@@ -110,7 +116,7 @@ arm off${TSQ_COST_CLOCKSOURCES:+@$CS_BEFORE}
 # Medians per arm; ratios against off; ns per segment from the stream.
 {
 	cat "$out/setup.txt"
-	echo "xmit hook per arm: $(sort -u "$out/attach.txt" | tr '\n' ' ')"
+	echo "hooks per arm: $(sort -u "$out/attach.txt" | tr '\n' ';')"
 	echo
 	awk -v arms="${arms[*]}" '
 	function median(list,    v, n, i, j, t) {

@@ -795,6 +795,34 @@ kprobes_same() {
 	return $rc
 }
 
+# refused_load "dmesg pattern" args...: modprobe tsq_probe with args fails,
+# says why in dmesg, and leaves no module behind.
+refused_load() {
+	local pat=$1
+	shift
+	dmesg_mark
+	! modprobe tsq_probe "$@" 2>/dev/null &&
+	[ ! -e /sys/module/tsq_probe ] &&
+	dmesg | tail -n +"$((_dmesg_lines + 1))" | grep -q "tsq_probe: .*$pat"
+}
+
+# tracefs_file NAME: the path of tracefs' NAME (enabled_functions, ...),
+# under /sys/kernel/tracing or debugfs' tracing/; fails if neither has it.
+tracefs_file() {
+	local d
+
+	for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+		[ -r "$d/$1" ] && { echo "$d/$1"; return 0; }
+	done
+	return 1
+}
+
+# ftrace_count LIST SYM: ftrace_ops on SYM in a copy of tracefs
+# enabled_functions ("SYM (N) flags ..."; a kprobe on ftrace is one too).
+ftrace_count() {
+	awk -v s="$2" '$1 == s { n = $2; gsub(/[()]/, "", n); print n + 0; f = 1 } END { if (!f) print 0 }' "$1"
+}
+
 # ---- ENA ----------------------------------------------------------------------
 
 # ethtool -S values of ena that are gauges, not counters (6.12, amzn-drivers).

@@ -5,11 +5,12 @@
 # socket reference), test_fail_init=N (test-only) makes init fail at stage
 # N: 1 after the tcp_wfree probe, 2 after the __dev_queue_xmit hook, 3 after
 # tcp_push, 4 after the sysfs files.  Each time: modprobe fails with one
-# "refusing to load" line, the module is gone, no kprobe is left, dmesg
-# is clean; at the end, once the traffic has stopped, every TCP socket
-# has been freed: the TCP slab holds no more objects than before the
-# traffic (a leaked reference keeps a socket allocated forever, while
-# sockstat's "alloc" drops at close whatever the references).
+# "refusing to load" line, the module is gone, no kprobe or ftrace_ops is
+# left, dmesg is clean; at the end, once the traffic has stopped, every
+# TCP socket has been freed: the TCP slab holds no more objects than
+# before the traffic (a leaked reference keeps a socket allocated
+# forever, while sockstat's "alloc" drops at close whatever the
+# references).
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
 # Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
 # it makes tsq_probe loads fail under fault injection; a tsq_probe loaded
@@ -42,6 +43,20 @@ no_probe_left() {
 	rm -f "$now"
 	return $rc
 }
+# the tcp_wfree hook may be an ftrace_ops (wfree_attach=ftrace)
+ENABLED=$(tracefs_file enabled_functions)
+ft0=$(mktemp)
+on_exit "rm -f $ft0"
+cat "$ENABLED" >"$ft0" 2>/dev/null || ft0=
+no_ftrace_left() {
+	local now n0 n
+
+	now=$(mktemp)
+	cat "$ENABLED" >"$now" || { rm -f "$now"; return 1; }
+	n0=$(ftrace_count "$ft0" tcp_wfree) n=$(ftrace_count "$now" tcp_wfree)
+	rm -f "$now"
+	[ "$n" -eq "$n0" ] || { log "ftrace_ops on tcp_wfree: $n0 before, $n after"; return 1; }
+}
 
 rr_setup
 objs0=$(tcp_objs)
@@ -70,6 +85,11 @@ for stage in 1 2 3 4; do
 		check "stage $stage: no kprobe left" no_probe_left
 	else
 		check_skip "stage $stage: no kprobe left" "no readable $KPROBES (debugfs)"
+	fi
+	if [ -n "$ft0" ]; then
+		check "stage $stage: no ftrace_ops left" no_ftrace_left
+	else
+		check_skip "stage $stage: no ftrace_ops left" "no readable tracefs enabled_functions"
 	fi
 	check "stage $stage: dmesg clean" dmesg_clean
 done

@@ -12,10 +12,15 @@ require_disruptive "loads and unloads tsq_probe, whose recovery acts on every TC
 require_tsq_probe
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TAILFIX_ROOT/dkms.conf")
 # The functions tsq_probe puts a kprobe or kretprobe on (tsq_probe/README.md);
-# __dev_queue_xmit only where the net_dev_queue tracepoint is missing.
-PROBED="tcp_push tcp_wfree"
+# __dev_queue_xmit only where the net_dev_queue tracepoint is missing,
+# tcp_wfree only where its ftrace hook is not built (kernels whose headers
+# have no struct ftrace_regs, as tsq_probe/Kbuild finds it) or ftrace
+# cannot trace it.
+PROBED="tcp_push"
 XMIT=__dev_queue_xmit
+WFREE=tcp_wfree
 xmit_expect=kprobe
+wfree_expect=kprobe
 # (kallsyms lists the tracepoint only with KALLSYMS_ALL, which Debian's
 # arm64 kernels lack: tracefs names it too, mounted here if it is not)
 if ! mountpoint -q /sys/kernel/tracing && mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; then
@@ -29,6 +34,15 @@ fi
 KPROBES=/sys/kernel/debug/kprobes/list
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
+[ -d /sys/kernel/debug/kprobes ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+ENABLED=$(tracefs_file enabled_functions)
+if [ -n "$ENABLED" ] && grep -qw ftrace_regs "/lib/modules/$(uname -r)/build/include/linux/ftrace.h" 2>/dev/null &&
+	grep -q "^$WFREE\( \|$\)" "${ENABLED%/*}/available_filter_functions"; then
+	wfree_expect=ftrace
+fi
+log "expected: xmit_attach=$xmit_expect wfree_attach=$wfree_expect (enabled_functions: ${ENABLED:-none})"
+ftraced() { [ -n "$ENABLED" ] && cat "$ENABLED" >"$1"; }
+ftraced "$tmp/ft.before"
 
 # The CLI as installed (make install: /usr/local/sbin, a package: /usr/sbin),
 # else the checkout's copy; TSQ_PROBE_STAT names another one.
@@ -41,7 +55,6 @@ if [ -z "$cli" ]; then
 fi
 log "CLI: ${cli:-none found}"
 
-[ -d /sys/kernel/debug/kprobes ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 kprobes=0
 cat "$KPROBES" >"$tmp/kp.before" 2>/dev/null && kprobes=1
 
@@ -62,9 +75,20 @@ reset_zeroes() {
 check "reset zeroes every counter" reset_zeroes
 check "xmit_attach reads $xmit_expect (net_dev_queue tracepoint or not)" \
 	test "$(cat /sys/module/tsq_probe/parameters/xmit_attach)" = "$xmit_expect"
+check "wfree_attach reads $wfree_expect (ftrace hook built and tcp_wfree traceable, or not)" \
+	test "$(cat /sys/module/tsq_probe/parameters/wfree_attach)" = "$wfree_expect"
+if [ "$wfree_expect" = ftrace ]; then
+	ftraced "$tmp/ft.loaded"
+	check "an ftrace_ops more on $WFREE" \
+		cmp_num "$(ftrace_count "$tmp/ft.loaded" $WFREE)" ">" "$(ftrace_count "$tmp/ft.before" $WFREE)"
+else
+	PROBED="$PROBED $WFREE"
+fi
 if [ "$kprobes" = 1 ]; then
 	cat "$KPROBES" >"$tmp/kp.loaded"
 	check "a probe registered on each of $PROBED" kprobes_added "$tmp/kp.before" "$tmp/kp.loaded" $PROBED
+	[ "$wfree_expect" = ftrace ] &&
+		check "no kprobe on $WFREE (ftrace hooks it)" kprobes_same "$tmp/kp.before" "$tmp/kp.loaded" $WFREE
 	if [ "$xmit_expect" = tracepoint ]; then
 		check "no kprobe on $XMIT (the tracepoint hooks it)" \
 			kprobes_same "$tmp/kp.before" "$tmp/kp.loaded" $XMIT
@@ -96,19 +120,31 @@ check "tsq-probe-stat exits 1 and says the module is not loaded" cli_unloaded
 check "sysfs directory gone after unload" test ! -e /sys/kernel/tsq_probe
 if [ "$kprobes" = 1 ]; then
 	cat "$KPROBES" >"$tmp/kp.after"
-	check "no kprobe left registered" kprobes_same "$tmp/kp.before" "$tmp/kp.after" $PROBED $XMIT
+	check "no kprobe left registered" kprobes_same "$tmp/kp.before" "$tmp/kp.after" $PROBED $XMIT $WFREE
 else
 	check_skip "no kprobe left registered" "no readable $KPROBES (debugfs)"
 fi
+if [ -n "$ENABLED" ]; then
+	ftraced "$tmp/ft.after"
+	check "no ftrace_ops left on $WFREE" \
+		cmp_num "$(ftrace_count "$tmp/ft.after" $WFREE)" "==" "$(ftrace_count "$tmp/ft.before" $WFREE)"
+fi
+if [ "$wfree_expect" = kprobe ]; then
+	check "wfree_attach=ftrace refused where it is not available, with its reason" \
+		refused_load "wfree_attach=ftrace: cannot attach to tcp_wfree through ftrace" wfree_attach=ftrace
+fi
 
-# The fallback, asked for: a kprobe on __dev_queue_xmit that times TX
-# completions and cork holds as the tracepoint does (tsq_probe_counters.sh
-# checks the default attach under the same workload).
-check "modprobe tsq_probe xmit_attach=kprobe" modprobe tsq_probe xmit_attach=kprobe
-check "xmit_attach reads kprobe" test "$(cat /sys/module/tsq_probe/parameters/xmit_attach)" = kprobe
+# The fallbacks, asked for: kprobes on __dev_queue_xmit and tcp_wfree that
+# time TX completions and cork holds as the default hooks do
+# (tsq_probe_counters.sh checks the default attach under the same workload).
+check "modprobe tsq_probe xmit_attach=kprobe wfree_attach=kprobe" \
+	modprobe tsq_probe xmit_attach=kprobe wfree_attach=kprobe
+check "xmit_attach and wfree_attach read kprobe" \
+	test "$(cat /sys/module/tsq_probe/parameters/xmit_attach) $(cat /sys/module/tsq_probe/parameters/wfree_attach)" = "kprobe kprobe"
 if [ "$kprobes" = 1 ]; then
 	cat "$KPROBES" >"$tmp/kp.forced"
-	check "xmit_attach=kprobe: a kprobe on $XMIT" kprobes_added "$tmp/kp.before" "$tmp/kp.forced" $XMIT
+	check "xmit_attach=kprobe wfree_attach=kprobe: a kprobe on $XMIT and on $WFREE" \
+		kprobes_added "$tmp/kp.before" "$tmp/kp.forced" $XMIT $WFREE
 fi
 if command -v tc >/dev/null && [ -x "$TOOLS_DIR/tailrr" ]; then
 	rr_setup
@@ -138,6 +174,6 @@ check "rmmod tsq_probe (xmit_attach=kprobe)" modprobe -r tsq_probe
 if [ "$kprobes" = 1 ]; then
 	cat "$KPROBES" >"$tmp/kp.after2"
 	check "xmit_attach=kprobe: no kprobe left registered" \
-		kprobes_same "$tmp/kp.before" "$tmp/kp.after2" $PROBED $XMIT
+		kprobes_same "$tmp/kp.before" "$tmp/kp.after2" $PROBED $XMIT $WFREE
 fi
 ksft_finish

@@ -10,16 +10,6 @@ require_disruptive "fault injection and parameter changes hit every TCP socket o
 require_tsq_probe
 P=/sys/module/tsq_probe/parameters
 
-# refused_load "why" "dmesg pattern" args...: modprobe fails, says why, and
-# leaves no module behind.
-refused_load() {
-	local pat=$1
-	shift
-	dmesg_mark
-	! modprobe tsq_probe "$@" 2>/dev/null &&
-	[ ! -e /sys/module/tsq_probe ] &&
-	dmesg | tail -n +"$((_dmesg_lines + 1))" | grep -q "tsq_probe: .*$pat"
-}
 check "fault_ppm without fault_inject=1 refused at load" \
 	refused_load "fault_ppm=5 needs fault_inject=1" fault_ppm=5
 check "fault_ppm out of range refused at load" \
@@ -34,6 +24,8 @@ check "late_cork_ms=1001 refused at load" \
 	refused_load "late_cork_ms=1001 refused" late_cork_ms=1001
 check "xmit_attach=ftrace refused at load" \
 	refused_load "xmit_attach=ftrace refused: must be auto, tracepoint or kprobe" xmit_attach=ftrace
+check "wfree_attach=tracepoint refused at load" \
+	refused_load "wfree_attach=tracepoint refused: must be auto, ftrace or kprobe" wfree_attach=tracepoint
 
 # refused_write FILE VALUE: the write fails and the value stays as it was.
 refused_write() {
@@ -45,6 +37,7 @@ modprobe tsq_probe || fail "modprobe tsq_probe"
 check "fault_ppm refused at run time without fault_inject" refused_write $P/fault_ppm 1000
 check "fault_inject is read-only at run time" refused_write $P/fault_inject 1
 check "xmit_attach is read-only at run time" refused_write $P/xmit_attach kprobe
+check "wfree_attach is read-only at run time" refused_write $P/wfree_attach kprobe
 check "recover=maybe refused" refused_write $P/recover maybe
 check "reset accepts only a true value" refused_write /sys/kernel/tsq_probe/reset 0
 check "late_cork_ms=0 refused at run time" refused_write $P/late_cork_ms 0

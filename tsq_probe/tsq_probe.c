@@ -16,9 +16,10 @@
  *   __dev_queue_xmit()   (tracepoint net_dev_queue, else a kprobe) stamps
  *                        TCP skbs handed to a device and stops the
  *                        cork-hold clock when the corked bytes leave;
- *   tcp_wfree() (kprobe) measures TX-completion latency per device, injects
- *                        missed flags on request, and re-checks the
- *                        handshake after a full barrier.
+ *   tcp_wfree()          (ftrace, else a kprobe) measures TX-completion
+ *                        latency per device, injects missed flags on
+ *                        request, and re-checks the handshake after a full
+ *                        barrier.
  * A socket that may have lost its wake-up is checked again under its lock
  * from a work item; if it really is stalled (unsent data TCP may send now,
  * nothing below TCP, no push pending, nothing else that will send it) it is
@@ -33,12 +34,13 @@
  *	context with BH enabled (the function's entry), softirq (forwarding,
  *	TSQ tasklet, timers), or task context with BH disabled (release_sock(),
  *	veth).
- *   wfree_pre: softirq (NAPI TX completion, the usual case), hardirq
+ *   wfree_hit: softirq (NAPI TX completion, the usual case), hardirq
  *	(drivers freeing in their IRQ handler), task context with BH disabled
  *	(veth, release_sock()) and task context with BH *enabled*: an skb
  *	dropped inside tcp_sendmsg() (no route, LOCAL_OUT drop).
  * On architectures without kprobes-on-ftrace the kprobe handlers run from a
- * breakpoint exception, which the kernel accounts as NMI (in_nmi()).
+ * breakpoint exception, which the kernel accounts as NMI (in_nmi()); the
+ * ftrace callback runs in its caller's context.
  * Where a handler may run decides what it may do: see suspect() and
  * leave_push_to_owner().
  *
@@ -48,6 +50,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/ftrace.h>
 #include <linux/hash.h>
 #include <linux/hrtimer.h>
 #include <linux/ip.h>
@@ -124,42 +127,68 @@ module_param(test_fail_init, int, 0444);
 MODULE_PARM_DESC(test_fail_init, "TEST ONLY: make the load fail at stage 1..4 (0: never)");
 
 /*
- * How the __dev_queue_xmit() hook attaches (see xmit_attach_probe()): asked
- * for at load time; once loaded, the parameter reads as the one in use.
+ * How the hooks attach (see xmit_attach_probe() and wfree_attach_probe()):
+ * asked for at load time; once loaded, each parameter reads as the
+ * mechanism in use.
  */
-enum { XMIT_AUTO, XMIT_TRACEPOINT, XMIT_KPROBE };
+enum { ATTACH_AUTO, ATTACH_TRACEPOINT, ATTACH_FTRACE, ATTACH_KPROBE, ATTACH_NR };
 
-static const char *const xmit_attach_names[] = {
-	[XMIT_AUTO]		= "auto",
-	[XMIT_TRACEPOINT]	= "tracepoint",
-	[XMIT_KPROBE]		= "kprobe",
+static const char *const attach_names[ATTACH_NR] = {
+	[ATTACH_AUTO]		= "auto",
+	[ATTACH_TRACEPOINT]	= "tracepoint",
+	[ATTACH_FTRACE]		= "ftrace",
+	[ATTACH_KPROBE]		= "kprobe",
 };
 
-static int xmit_attach = XMIT_AUTO;
+/* One attach parameter: where it is kept and what it may be set to. */
+struct attach_param {
+	int *val;
+	unsigned int allowed;	/* bit per ATTACH_* */
+	const char *choices;	/* for the refusal */
+};
 
-static int xmit_attach_set(const char *val, const struct kernel_param *kp)
+static int attach_set(const char *val, const struct kernel_param *kp)
 {
-	int i = sysfs_match_string(xmit_attach_names, val);
+	const struct attach_param *a = kp->arg;
+	int i = sysfs_match_string(attach_names, val);
 
-	if (i < 0) {
-		pr_err("xmit_attach=%s refused: must be auto, tracepoint or kprobe\n", val);
+	if (i < 0 || !(a->allowed & BIT(i))) {
+		pr_err("%s=%s refused: must be %s\n", kp->name, val, a->choices);
 		return -EINVAL;
 	}
-	xmit_attach = i;
+	*a->val = i;
 	return 0;
 }
 
-static int xmit_attach_get(char *buf, const struct kernel_param *kp)
+static int attach_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%s\n", xmit_attach_names[xmit_attach]);
+	const struct attach_param *a = kp->arg;
+
+	return sysfs_emit(buf, "%s\n", attach_names[*a->val]);
 }
 
-static const struct kernel_param_ops xmit_attach_ops = {
-	.set = xmit_attach_set,
-	.get = xmit_attach_get,
+static const struct kernel_param_ops attach_ops = {
+	.set = attach_set,
+	.get = attach_get,
 };
-module_param_cb(xmit_attach, &xmit_attach_ops, NULL, 0444);
+
+static int xmit_attach = ATTACH_AUTO;
+static const struct attach_param xmit_attach_param = {
+	.val		= &xmit_attach,
+	.allowed	= BIT(ATTACH_AUTO) | BIT(ATTACH_TRACEPOINT) | BIT(ATTACH_KPROBE),
+	.choices	= "auto, tracepoint or kprobe",
+};
+module_param_cb(xmit_attach, &attach_ops, (void *)&xmit_attach_param, 0444);
 MODULE_PARM_DESC(xmit_attach, "load time: hook __dev_queue_xmit through auto (tracepoint net_dev_queue, else kprobe), tracepoint or kprobe; reads as the one in use");
+
+static int wfree_attach = ATTACH_AUTO;
+static const struct attach_param wfree_attach_param = {
+	.val		= &wfree_attach,
+	.allowed	= BIT(ATTACH_AUTO) | BIT(ATTACH_FTRACE) | BIT(ATTACH_KPROBE),
+	.choices	= "auto, ftrace or kprobe",
+};
+module_param_cb(wfree_attach, &attach_ops, (void *)&wfree_attach_param, 0444);
+MODULE_PARM_DESC(wfree_attach, "load time: hook tcp_wfree through auto (ftrace, else kprobe), ftrace or kprobe; reads as the one in use");
 
 /*
  * Set as soon as init starts, before any probe: from then on fault_ppm
@@ -1076,15 +1105,15 @@ static int xmit_attach_probe(void)
 {
 	int ret = -ENOENT;
 
-	if (xmit_attach != XMIT_KPROBE) {
+	if (xmit_attach != ATTACH_KPROBE) {
 		for_each_kernel_tracepoint(xmit_tp_find, NULL);
 		if (xmit_tp)
 			ret = tracepoint_probe_register(xmit_tp, xmit_tp_hit, NULL);
 		if (!ret) {
-			xmit_attach = XMIT_TRACEPOINT;
+			xmit_attach = ATTACH_TRACEPOINT;
 			return 0;
 		}
-		if (xmit_attach == XMIT_TRACEPOINT) {
+		if (xmit_attach == ATTACH_TRACEPOINT) {
 			pr_err("refusing to load: xmit_attach=tracepoint: cannot attach to tracepoint %s (%d)\n",
 			       XMIT_TP_NAME, ret);
 			return ret;
@@ -1096,13 +1125,13 @@ static int xmit_attach_probe(void)
 		       ret);
 		return ret;
 	}
-	xmit_attach = XMIT_KPROBE;
+	xmit_attach = ATTACH_KPROBE;
 	return 0;
 }
 
 static void xmit_detach(void)
 {
-	if (xmit_attach == XMIT_KPROBE) {
+	if (xmit_attach == ATTACH_KPROBE) {
 		unregister_kprobe(&xmit_probe);
 		return;
 	}
@@ -1175,9 +1204,9 @@ static void fault_inject_one(struct sock *sk)
 	}
 }
 
-static int wfree_pre(struct kprobe *p, struct pt_regs *regs)
+/* tcp_wfree(skb): see the comment at the top for where it runs. */
+static void wfree_hit(struct sk_buff *skb)
 {
-	struct sk_buff *skb = (struct sk_buff *)regs_get_kernel_argument(regs, 0);
 	struct sock *sk = skb->sk;
 	int below;
 
@@ -1195,6 +1224,11 @@ static int wfree_pre(struct kprobe *p, struct pt_regs *regs)
 		cork_idle(sk);
 	if (!test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags) && tcp_stall_hint(sk, below))
 		wfree_suspect(sk);
+}
+
+static int wfree_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	wfree_hit((struct sk_buff *)regs_get_kernel_argument(regs, 0));
 	return 0;
 }
 
@@ -1203,19 +1237,159 @@ static struct kprobe wfree_probe = {
 	.pre_handler	= wfree_pre,
 };
 
-/* The entry address of tcp_wfree (a kprobe may sit past its first bytes). */
-static int resolve_tcp_wfree(void)
+/*
+ * tcp_wfree() runs once per TCP completion, so it gets the cheapest hook
+ * after a tracepoint (it has none): an ftrace_ops on its entry.  On x86
+ * that is the patched call a kprobe there rides on too, without the kprobe
+ * dispatch; on arm64, where kprobes are a breakpoint trap and a
+ * single-step, a patched call instead.  Where ftrace hands its callbacks
+ * the arguments (ftrace_regs_get_argument()) nothing more is saved;
+ * before that, the callback asks for the full registers.  Kernels without
+ * struct ftrace_regs (5.10) or dynamic ftrace use the kprobe.
+ */
+#if defined(CONFIG_DYNAMIC_FTRACE) && defined(TSQ_HAVE_FTRACE_REGS)
+#define TSQ_WFREE_FTRACE	1
+
+static unsigned long wfree_ftrace_missed;	/* recursion: hits not delivered */
+
+static void notrace wfree_ftrace_hit(unsigned long ip, unsigned long parent_ip,
+				     struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	struct pt_regs *regs __maybe_unused;
+	struct sk_buff *skb;
+	int bit;
+
+	/* Also disables preemption until the unlock. */
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0) {
+		WRITE_ONCE(wfree_ftrace_missed, READ_ONCE(wfree_ftrace_missed) + 1);
+		return;
+	}
+#ifdef TSQ_HAVE_FREGS_ARGUMENT
+	skb = (struct sk_buff *)ftrace_regs_get_argument(fregs, 0);
+#else
+	regs = ftrace_get_regs(fregs);
+	skb = regs ? (struct sk_buff *)regs_get_kernel_argument(regs, 0) : NULL;
+#endif
+	if (skb)
+		wfree_hit(skb);
+	ftrace_test_recursion_unlock(bit);
+}
+
+/*
+ * PERMANENT: sysctl kernel.ftrace_enabled=0 is refused while loaded, as
+ * with a live patch, instead of silently leaving completions unchecked.
+ */
+static struct ftrace_ops wfree_ftrace_ops = {
+	.func	= wfree_ftrace_hit,
+#ifdef TSQ_HAVE_FREGS_ARGUMENT
+	.flags	= FTRACE_OPS_FL_PERMANENT,
+#else
+	.flags	= FTRACE_OPS_FL_PERMANENT | FTRACE_OPS_FL_SAVE_REGS,
+#endif
+};
+
+static int wfree_ftrace_register(void)
+{
+	static unsigned char name[] = "tcp_wfree";
+	int ret;
+
+	ret = ftrace_set_filter(&wfree_ftrace_ops, name, strlen(name), 1);
+	if (ret)
+		return ret;
+	ret = register_ftrace_function(&wfree_ftrace_ops);
+	if (ret)
+		ftrace_free_filter(&wfree_ftrace_ops);
+	return ret;
+}
+
+static void wfree_ftrace_unregister(void)
+{
+	/* Returns once no callback runs or is about to run. */
+	unregister_ftrace_function(&wfree_ftrace_ops);
+	ftrace_free_filter(&wfree_ftrace_ops);
+}
+#else
+#define TSQ_WFREE_FTRACE	0
+static unsigned long wfree_ftrace_missed;
+
+static int wfree_ftrace_register(void)
+{
+	return -EOPNOTSUPP;
+}
+
+static void wfree_ftrace_unregister(void)
+{
+}
+#endif
+
+/*
+ * The entry address of tcp_wfree, from a kprobe on it (kallsyms_lookup_name()
+ * is not exported; a kprobe may sit past the function's first bytes).
+ */
+static int resolve_tcp_wfree(struct kprobe *kp)
 {
 	char sym[KSYM_SYMBOL_LEN];
 	unsigned long off = 0;
 	char *plus;
 
-	sprint_symbol(sym, (unsigned long)wfree_probe.addr);
+	sprint_symbol(sym, (unsigned long)kp->addr);
 	plus = strchr(sym, '+');
 	if (strncmp(sym, "tcp_wfree+", 10) || !plus || sscanf(plus + 1, "%lx", &off) != 1)
 		return -ENOENT;
-	tcp_wfree_addr = (unsigned long)wfree_probe.addr - off;
+	tcp_wfree_addr = (unsigned long)kp->addr - off;
 	return 0;
+}
+
+static int wfree_attach_probe(void)
+{
+	struct kprobe where = { .symbol_name = "tcp_wfree" };
+	int ret;
+
+	if (wfree_attach != ATTACH_KPROBE) {
+		/* Where it is first: stamps are taken once the hook runs. */
+		ret = register_kprobe(&where);
+		if (!ret) {
+			ret = resolve_tcp_wfree(&where);
+			unregister_kprobe(&where);
+			if (ret) {
+				pr_err("refusing to load: cannot find the entry of tcp_wfree in kallsyms\n");
+				return ret;
+			}
+			ret = wfree_ftrace_register();
+		}
+		if (!ret) {
+			wfree_attach = ATTACH_FTRACE;
+			return 0;
+		}
+		if (wfree_attach == ATTACH_FTRACE) {
+			pr_err("refusing to load: wfree_attach=ftrace: cannot attach to tcp_wfree through ftrace (%d%s)\n",
+			       ret, TSQ_WFREE_FTRACE ? "" : ": not built for this kernel");
+			return ret;
+		}
+	}
+	ret = register_kprobe(&wfree_probe);
+	if (ret) {
+		pr_err("refusing to load: cannot probe tcp_wfree (%d: missing, inlined or blacklisted)\n",
+		       ret);
+		return ret;
+	}
+	ret = resolve_tcp_wfree(&wfree_probe);
+	if (ret) {
+		pr_err("refusing to load: cannot find the entry of tcp_wfree in kallsyms\n");
+		unregister_kprobe(&wfree_probe);
+		return ret;
+	}
+	wfree_attach = ATTACH_KPROBE;
+	return 0;
+}
+
+static void wfree_detach(void)
+{
+	if (wfree_attach == ATTACH_KPROBE)
+		unregister_kprobe(&wfree_probe);
+	else
+		wfree_ftrace_unregister();
 }
 
 static unsigned long missed_base;
@@ -1223,7 +1397,7 @@ static unsigned long missed_base;
 static unsigned long probes_missed_raw(void)
 {
 	return push_probe.nmissed + push_probe.kp.nmissed + xmit_probe.nmissed +
-	       wfree_probe.nmissed;
+	       wfree_probe.nmissed + READ_ONCE(wfree_ftrace_missed);
 }
 
 /* ---- sysfs -------------------------------------------------------------- */
@@ -1421,17 +1595,9 @@ static int __init tsq_probe_init(void)
 	}
 
 	/* tcp_wfree first: its address tells __dev_queue_xmit which skbs to time. */
-	ret = register_kprobe(&wfree_probe);
-	if (ret) {
-		pr_err("refusing to load: cannot probe tcp_wfree (%d: missing, inlined or blacklisted)\n",
-		       ret);
+	ret = wfree_attach_probe();
+	if (ret)
 		goto err_notifier;
-	}
-	ret = resolve_tcp_wfree();
-	if (ret) {
-		pr_err("refusing to load: cannot find the entry of tcp_wfree in kallsyms\n");
-		goto err_wfree;
-	}
 	ret = test_fail_point(1);
 	if (ret)
 		goto err_wfree;
@@ -1467,9 +1633,9 @@ static int __init tsq_probe_init(void)
 	if (TSQ_TEST_MUTANT)
 		pr_warn("TEST MUTANT %d: a deliberately wrong tsq_probe, for tests only\n",
 			TSQ_TEST_MUTANT);
-	pr_info("version %s loaded: recover=%d fault_inject=%d fault_ppm=%u xmit_attach=%s\n",
+	pr_info("version %s loaded: recover=%d fault_inject=%d fault_ppm=%u xmit_attach=%s wfree_attach=%s\n",
 		TAILFIX_VERSION, recover, fault_inject, fault_ppm,
-		xmit_attach_names[xmit_attach]);
+		attach_names[xmit_attach], attach_names[wfree_attach]);
 	return 0;
 
 err_group:
@@ -1481,7 +1647,7 @@ err_push:
 err_xmit:
 	xmit_detach();
 err_wfree:
-	unregister_kprobe(&wfree_probe);
+	wfree_detach();
 err_notifier:
 	unregister_netdevice_notifier(&tsq_netdev_nb);
 err_wq:
@@ -1497,7 +1663,7 @@ static void __exit tsq_probe_exit(void)
 	/* After this no handler runs and none will queue a check. */
 	unregister_kretprobe(&push_probe);
 	xmit_detach();
-	unregister_kprobe(&wfree_probe);
+	wfree_detach();
 	unregister_netdevice_notifier(&tsq_netdev_nb);
 	stop_checks(true);
 	pr_info("unloaded: %llu lost wake-ups, %llu recoveries\n",
