@@ -66,6 +66,8 @@ MUTANTS=(
 
 ran=0
 for series in $(cd "$ENA/patches" && echo */ | tr -d /); do
+	# kernel series only: amzn-X.Y is tests/host/ena_amzn_build.sh's
+	case $series in *[!0-9.]*) continue ;; esac
 	var=ENA_SRC_${series//./_}
 	cached=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}/linux-source/linux-source-$series.tar.xz
 	[ -n "${!var:-}" ] || [ -e "/usr/src/linux-source-$series.tar.xz" ] || [ ! -f "$cached" ] ||
