@@ -11,7 +11,9 @@
 #   recover=0  fault: stalls >= 30 ms appear and are counted as lost wake-ups;
 #   recover=1  fault: lost wake-ups are pushed; slow requests at most
 #              baseline + max(2, 0.2% N, 3 sqrt(baseline)) and at most
-#              1/20 of recover=0's.
+#              1/20 of recover=0's.  Run once more (counted, reported)
+#              when its excess has no late cork and no late recovery
+#              behind it: an emulator stall, not a lost wake-up.
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
 # Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
 # fault injection hits every TCP socket of the host; a tsq_probe loaded
@@ -52,10 +54,44 @@ faulty_run() {
 	log "$1: $(tr '\n' ' ' <"$res/$1")"
 	log "$1 stats: $(tr '\n' ' ' <"$res/$1.stats")"
 }
+# Timing decides the recover=1 checks below, so the allowance scales with
+# the sample: with recovery, at most baseline + max(2, 0.2% of the
+# requests) slow requests, and beyond that allowance at most a twentieth of
+# those without recovery.  One emulator hiccup is not a failure; a
+# recovery that misses one lost wake-up in twenty is.
+allow=$((N / 500 > 2 ? N / 500 : 2))
+# A noisy baseline widens it: rare slow requests are counts, whose own
+# spread is about their square root; three of those (CI, arm64, on a
+# loaded host: baseline 3 slow requests, recover=1 7, no late cork in
+# either, so none of the 7 was a lost wake-up).
+noise=$(awk -v b="$base_slow" 'BEGIN { x = 3 * sqrt(b); n = int(x); if (n < x) n++; print n }')
+[ "$noise" -gt "$allow" ] && allow=$noise
+# late_recoveries HIST: lost wake-ups recovered, but late (the emulator did
+# not run the work item for >= 16.7 ms: recovery_delay_ns has the sample).
+late_recoveries() {
+	awk '$1 == "hist" { on = ($2 == "recovery_delay_ns"); next }
+		on && NF == 3 && $1 >= 16777216 { n += $3 } END { print n + 0 }' "$1"
+}
+
 faulty_run r0 0
 cp /sys/kernel/tsq_probe/histograms "$res/r0.hist"
 faulty_run r1 1
 cp /sys/kernel/tsq_probe/histograms "$res/r1.hist"
+# Slow requests beyond the allowance with nothing the module counts to
+# explain them -- no late cork (the backstop sees every lost wake-up that
+# ends late) and no late recovery -- are an emulator stall (6.1 in CI's
+# fresh-cache run: 4 slow requests against 0 + 2, 0 late corks, recovery
+# delays all under 1.5 ms): recover=1 runs once more, and that run is
+# judged.  Counted and reported; a recovery that fails leaves late corks
+# and gets no second run.
+r1_retries=0
+if [ "$(kv "$res/r1" slow)" -gt $((base_slow + allow)) ] &&
+	[ "$(kv "$res/r1.stats" late_cork_releases)" = 0 ] && [ "$(late_recoveries "$res/r1.hist")" = 0 ]; then
+	r1_retries=1
+	log "recover=1: $(kv "$res/r1" slow) requests >= 30 ms, none explained by a late cork or a late recovery: an emulator stall; recover=1 again (retry 1 of 1)"
+	faulty_run r1 1
+	cp /sys/kernel/tsq_probe/histograms "$res/r1.hist"
+fi
 echo 0 >/sys/module/tsq_probe/parameters/fault_ppm
 
 r0_slow=$(kv "$res/r0" slow)
@@ -72,25 +108,11 @@ check "lost wake-ups detected and recovered (recover=1)" \
 	cmp_num "$(kv "$res/r1.stats" recoveries)" ">" 0
 check "every lost wake-up was recovered" \
 	cmp_num "$(kv "$res/r1.stats" recoveries)" "==" "$(kv "$res/r1.stats" lost_wakeups)"
-# Timing decides here, so the allowance scales with the sample: with
-# recovery, at most baseline + max(2, 0.2% of the requests) slow requests,
-# and beyond that allowance at most a twentieth of those without recovery.
-# One emulator hiccup is not a failure; a recovery that misses one lost
-# wake-up in twenty is.
-allow=$((N / 500 > 2 ? N / 500 : 2))
-# A noisy baseline widens it: rare slow requests are counts, whose own
-# spread is about their square root; three of those (CI, arm64, on a
-# loaded host: baseline 3 slow requests, recover=1 7, no late cork in
-# either, so none of the 7 was a lost wake-up).
-noise=$(awk -v b="$base_slow" 'BEGIN { x = 3 * sqrt(b); n = int(x); if (n < x) n++; print n }')
-[ "$noise" -gt "$allow" ] && allow=$noise
-# A lost wake-up the module did recover, but late (the emulator did not run
-# its work item for >= 16.7 ms: recovery_delay_ns has the sample), is a
-# timing matter for the benchmark (make bench: recovery delay p99), not a
-# missed one: counted and reported, and not held against the recovery.
-slow_recoveries=$(awk '$1 == "hist" { on = ($2 == "recovery_delay_ns"); next }
-	on && NF == 3 && $1 >= 16777216 { n += $3 } END { print n + 0 }' "$res/r1.hist")
-log "recover=1: $slow_recoveries recoveries took >= 16.7 ms (recovery_delay_ns)"
+# A lost wake-up the module did recover, but late, is a timing matter for
+# the benchmark (make bench: recovery delay p99), not a missed one: counted
+# and reported, and not held against the recovery.
+slow_recoveries=$(late_recoveries "$res/r1.hist")
+log "recover=1: $slow_recoveries recoveries took >= 16.7 ms (recovery_delay_ns); recover=1 runs retried: $r1_retries"
 sed -n '/^hist recovery_delay_ns/,/^hist [a-z_]* [^-]/p' "$res/r1.hist" | sed '$d' | sed 's/^/#   /' 
 # Known gap (arm64, 2 vCPUs): a few injected faults end in a stall the
 # handshake check does not see; late_cork_releases (the backstop) counts
