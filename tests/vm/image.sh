@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# image.sh KIND: print the path of a cached guest root directory of KIND,
-# building it first when it is missing or when its inputs changed:
+# image.sh [--cached] KIND: print the path of a cached guest root directory
+# of KIND, building it first when it is missing or when its inputs changed
+# (with --cached: exit 1 instead of building):
 #   amd64, arm64   Debian 12 (bookworm) with its 6.1 and 6.12 cloud kernels;
 #   amd64-trixie   Debian 13 (trixie) with the newest 7.x cloud kernel of
 #                  trixie-backports and trixie's own 6.12 (the kernel the
@@ -32,6 +33,8 @@
 # the real dkms.conf by run.sh), and the tools the tests use.
 set -euo pipefail
 
+only_cached=0
+[ "${1:-}" = --cached ] && only_cached=1 && shift
 kind=${1:-amd64}
 arch=${kind%%-*}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -86,6 +89,7 @@ if [ -f "$root/.tailfix-complete" ]; then
 	echo "$root"
 	exit 0
 fi
+[ "$only_cached" = 0 ] || exit 1
 
 log() { echo "image.sh: $*" >&2; }
 mkdir -p "$cache/$kind"
