@@ -796,12 +796,17 @@ kprobes_same() {
 }
 
 # refused_load "dmesg pattern" args...: modprobe tsq_probe with args fails,
-# says why in dmesg, and leaves no module behind.
+# says why in dmesg, and leaves no module behind.  A load that was not
+# refused is undone, so that the checks after it start unloaded.
 refused_load() {
 	local pat=$1
 	shift
 	dmesg_mark
-	! modprobe tsq_probe "$@" 2>/dev/null &&
+	if modprobe tsq_probe "$@" 2>/dev/null; then
+		log "modprobe tsq_probe $* was not refused"
+		modprobe -r tsq_probe
+		return 1
+	fi
 	[ ! -e /sys/module/tsq_probe ] &&
 	dmesg | tail -n +"$((_dmesg_lines + 1))" | grep -q "tsq_probe: .*$pat"
 }

@@ -15,7 +15,7 @@ ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TAILFIX_ROOT/dkms.conf")
 # __dev_queue_xmit only where the net_dev_queue tracepoint is missing,
 # tcp_wfree only where its ftrace hook is not built (kernels whose headers
 # have no struct ftrace_regs, as tsq_probe/Kbuild finds it) or ftrace
-# cannot trace it.
+# cannot trace it (expected below, once loaded).
 PROBED="tcp_push"
 XMIT=__dev_queue_xmit
 WFREE=tcp_wfree
@@ -36,11 +36,6 @@ tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
 [ -d /sys/kernel/debug/kprobes ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 ENABLED=$(tracefs_file enabled_functions)
-if [ -n "$ENABLED" ] && grep -qw ftrace_regs "/lib/modules/$(uname -r)/build/include/linux/ftrace.h" 2>/dev/null &&
-	grep -q "^$WFREE\( \|$\)" "${ENABLED%/*}/available_filter_functions"; then
-	wfree_expect=ftrace
-fi
-log "expected: xmit_attach=$xmit_expect wfree_attach=$wfree_expect (enabled_functions: ${ENABLED:-none})"
 ftraced() { [ -n "$ENABLED" ] && cat "$ENABLED" >"$1"; }
 ftraced "$tmp/ft.before"
 
@@ -63,6 +58,14 @@ from_dkms() { modinfo -n tsq_probe | grep -q '/updates/dkms/'; }
 check "modinfo shows version $ver" has_version
 check "module file is under updates/dkms" from_dkms
 check "modprobe tsq_probe" modprobe tsq_probe
+# ftrace is expected where the module has its ftrace hook for this kernel
+# (its callback is in kallsyms: tsq_probe/Kbuild found struct ftrace_regs)
+# and ftrace can trace tcp_wfree.
+if grep -q ' wfree_ftrace_hit[[:space:]]*\[tsq_probe\]' /proc/kallsyms && [ -n "$ENABLED" ] &&
+	grep -q "^$WFREE\( \|$\)" "${ENABLED%/*}/available_filter_functions"; then
+	wfree_expect=ftrace
+fi
+log "expected: xmit_attach=$xmit_expect wfree_attach=$wfree_expect (enabled_functions: ${ENABLED:-none})"
 
 mapfile -t keys < <(doc_keys "$TAILFIX_ROOT/tsq_probe/README.md")
 log "keys documented in tsq_probe/README.md: ${keys[*]}"
