@@ -66,6 +66,20 @@ if grep -q ' wfree_ftrace_hit[[:space:]]*\[tsq_probe\]' /proc/kallsyms && [ -n "
 	wfree_expect=ftrace
 fi
 log "expected: xmit_attach=$xmit_expect wfree_attach=$wfree_expect (enabled_functions: ${ENABLED:-none})"
+# That expectation trusts the build to have the hook where it should.  The
+# running kernel says so itself, apart from the headers tsq_probe/Kbuild
+# read: its BTF names struct ftrace_regs where ftrace callbacks get one
+# (5.11 on).  Caught: tsq_mutants.sh's mutant 2, the hook left out.
+BTF=/sys/kernel/btf/vmlinux
+hook_built() { grep -q ' wfree_ftrace_hit[[:space:]]*\[tsq_probe\]' /proc/kallsyms; }
+hook_not_built() { ! hook_built; }
+if [ ! -r "$BTF" ]; then
+	check_skip "the ftrace hook built as the running kernel's BTF says" "no $BTF"
+elif tr '\0' '\n' <"$BTF" | grep -qx ftrace_regs; then
+	check "the ftrace hook built: the running kernel has struct ftrace_regs (BTF)" hook_built
+else
+	check "no ftrace hook built: the running kernel has no struct ftrace_regs (BTF)" hook_not_built
+fi
 
 mapfile -t keys < <(doc_keys "$TAILFIX_ROOT/tsq_probe/README.md")
 log "keys documented in tsq_probe/README.md: ${keys[*]}"

@@ -100,6 +100,7 @@ static inline u32 tcp_snd_cwnd(const struct tcp_sock *tp)
  * with KCFLAGS=-DTSQ_TEST_MUTANT=N; the shipped module is built without and
  * has none of this): each is a wrong tsq_probe that a test must catch.
  *   1  a socket whose last push sent nothing is pushed again at once
+ *   2  the tcp_wfree() ftrace hook left out of the build (the kprobe only)
  */
 #ifndef TSQ_TEST_MUTANT
 #define TSQ_TEST_MUTANT	0
@@ -127,7 +128,7 @@ module_param(test_fail_init, int, 0444);
 MODULE_PARM_DESC(test_fail_init, "TEST ONLY: make the load fail at stage 1..4 (0: never)");
 
 /*
- * How the hooks attach (see xmit_attach_probe() and wfree_attach_probe()):
+ * How the hooks attach (see attach_cheapest()):
  * asked for at load time; once loaded, each parameter reads as the
  * mechanism in use.
  */
@@ -1101,32 +1102,27 @@ static void xmit_tp_find(struct tracepoint *tp, void *priv)
 		xmit_tp = tp;
 }
 
-static int xmit_attach_probe(void)
+static int xmit_tp_attach(bool asked)
 {
 	int ret = -ENOENT;
 
-	if (xmit_attach != ATTACH_KPROBE) {
-		for_each_kernel_tracepoint(xmit_tp_find, NULL);
-		if (xmit_tp)
-			ret = tracepoint_probe_register(xmit_tp, xmit_tp_hit, NULL);
-		if (!ret) {
-			xmit_attach = ATTACH_TRACEPOINT;
-			return 0;
-		}
-		if (xmit_attach == ATTACH_TRACEPOINT) {
-			pr_err("refusing to load: xmit_attach=tracepoint: cannot attach to tracepoint %s (%d)\n",
-			       XMIT_TP_NAME, ret);
-			return ret;
-		}
-	}
-	ret = register_kprobe(&xmit_probe);
-	if (ret) {
+	for_each_kernel_tracepoint(xmit_tp_find, NULL);
+	if (xmit_tp)
+		ret = tracepoint_probe_register(xmit_tp, xmit_tp_hit, NULL);
+	if (ret && asked)
+		pr_err("refusing to load: xmit_attach=tracepoint: cannot attach to tracepoint %s (%d)\n",
+		       XMIT_TP_NAME, ret);
+	return ret;
+}
+
+static int xmit_kprobe_attach(void)
+{
+	int ret = register_kprobe(&xmit_probe);
+
+	if (ret)
 		pr_err("refusing to load: cannot probe __dev_queue_xmit (%d: missing, inlined or blacklisted)\n",
 		       ret);
-		return ret;
-	}
-	xmit_attach = ATTACH_KPROBE;
-	return 0;
+	return ret;
 }
 
 static void xmit_detach(void)
@@ -1247,10 +1243,24 @@ static struct kprobe wfree_probe = {
  * before that, the callback asks for the full registers.  Kernels without
  * struct ftrace_regs (5.10) or dynamic ftrace use the kprobe.
  */
+#if TSQ_TEST_MUTANT == 2
+#undef TSQ_HAVE_FTRACE_REGS
+#endif
 #if defined(CONFIG_DYNAMIC_FTRACE) && defined(TSQ_HAVE_FTRACE_REGS)
 #define TSQ_WFREE_FTRACE	1
 
-static unsigned long wfree_ftrace_missed;	/* recursion: hits not delivered */
+/* Hits ftrace's recursion guard did not deliver (probes_missed). */
+static DEFINE_PER_CPU(unsigned long, wfree_ftrace_missed);
+
+static unsigned long wfree_ftrace_missed_sum(void)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu(wfree_ftrace_missed, cpu));
+	return sum;
+}
 
 static void notrace wfree_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 				     struct ftrace_ops *op, struct ftrace_regs *fregs)
@@ -1262,7 +1272,7 @@ static void notrace wfree_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 	/* Also disables preemption until the unlock. */
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0) {
-		WRITE_ONCE(wfree_ftrace_missed, READ_ONCE(wfree_ftrace_missed) + 1);
+		this_cpu_inc(wfree_ftrace_missed);
 		return;
 	}
 #ifdef TSQ_HAVE_FREGS_ARGUMENT
@@ -1311,7 +1321,11 @@ static void wfree_ftrace_unregister(void)
 }
 #else
 #define TSQ_WFREE_FTRACE	0
-static unsigned long wfree_ftrace_missed;
+
+static unsigned long wfree_ftrace_missed_sum(void)
+{
+	return 0;
+}
 
 static int wfree_ftrace_register(void)
 {
@@ -1341,34 +1355,29 @@ static int resolve_tcp_wfree(struct kprobe *kp)
 	return 0;
 }
 
-static int wfree_attach_probe(void)
+static int wfree_ftrace_attach(bool asked)
 {
 	struct kprobe where = { .symbol_name = "tcp_wfree" };
 	int ret;
 
-	if (wfree_attach != ATTACH_KPROBE) {
-		/* Where it is first: stamps are taken once the hook runs. */
-		ret = register_kprobe(&where);
-		if (!ret) {
-			ret = resolve_tcp_wfree(&where);
-			unregister_kprobe(&where);
-			if (ret) {
-				pr_err("refusing to load: cannot find the entry of tcp_wfree in kallsyms\n");
-				return ret;
-			}
+	/* Where it is first: stamps are taken once the hook runs. */
+	ret = register_kprobe(&where);
+	if (!ret) {
+		ret = resolve_tcp_wfree(&where);
+		unregister_kprobe(&where);
+		if (!ret)
 			ret = wfree_ftrace_register();
-		}
-		if (!ret) {
-			wfree_attach = ATTACH_FTRACE;
-			return 0;
-		}
-		if (wfree_attach == ATTACH_FTRACE) {
-			pr_err("refusing to load: wfree_attach=ftrace: cannot attach to tcp_wfree through ftrace (%d%s)\n",
-			       ret, TSQ_WFREE_FTRACE ? "" : ": not built for this kernel");
-			return ret;
-		}
 	}
-	ret = register_kprobe(&wfree_probe);
+	if (ret && asked)
+		pr_err("refusing to load: wfree_attach=ftrace: cannot attach to tcp_wfree through ftrace (%d%s)\n",
+		       ret, TSQ_WFREE_FTRACE ? "" : ": not built for this kernel");
+	return ret;
+}
+
+static int wfree_kprobe_attach(void)
+{
+	int ret = register_kprobe(&wfree_probe);
+
 	if (ret) {
 		pr_err("refusing to load: cannot probe tcp_wfree (%d: missing, inlined or blacklisted)\n",
 		       ret);
@@ -1378,10 +1387,32 @@ static int wfree_attach_probe(void)
 	if (ret) {
 		pr_err("refusing to load: cannot find the entry of tcp_wfree in kallsyms\n");
 		unregister_kprobe(&wfree_probe);
-		return ret;
 	}
-	wfree_attach = ATTACH_KPROBE;
-	return 0;
+	return ret;
+}
+
+/*
+ * One hook, by its *_attach parameter: the cheap mechanism unless kprobe
+ * was asked for; when the cheap one fails, the kprobe, unless the cheap
+ * one was asked for by name (then refuse; cheap() says why).  The
+ * parameter reads back what is in use.
+ */
+static int attach_cheapest(int *mode, int cheap_mode, int (*cheap)(bool asked),
+			   int (*kprobe)(void))
+{
+	int ret;
+
+	if (*mode != ATTACH_KPROBE) {
+		ret = cheap(*mode == cheap_mode);
+		if (!ret)
+			*mode = cheap_mode;
+		if (!ret || *mode == cheap_mode)
+			return ret;
+	}
+	ret = kprobe();
+	if (!ret)
+		*mode = ATTACH_KPROBE;
+	return ret;
 }
 
 static void wfree_detach(void)
@@ -1397,7 +1428,7 @@ static unsigned long missed_base;
 static unsigned long probes_missed_raw(void)
 {
 	return push_probe.nmissed + push_probe.kp.nmissed + xmit_probe.nmissed +
-	       wfree_probe.nmissed + READ_ONCE(wfree_ftrace_missed);
+	       wfree_probe.nmissed + wfree_ftrace_missed_sum();
 }
 
 /* ---- sysfs -------------------------------------------------------------- */
@@ -1595,13 +1626,15 @@ static int __init tsq_probe_init(void)
 	}
 
 	/* tcp_wfree first: its address tells __dev_queue_xmit which skbs to time. */
-	ret = wfree_attach_probe();
+	ret = attach_cheapest(&wfree_attach, ATTACH_FTRACE, wfree_ftrace_attach,
+			      wfree_kprobe_attach);
 	if (ret)
 		goto err_notifier;
 	ret = test_fail_point(1);
 	if (ret)
 		goto err_wfree;
-	ret = xmit_attach_probe();
+	ret = attach_cheapest(&xmit_attach, ATTACH_TRACEPOINT, xmit_tp_attach,
+			      xmit_kprobe_attach);
 	if (ret)
 		goto err_wfree;
 	ret = test_fail_point(2);
