@@ -96,6 +96,8 @@ check "wfree_attach reads $wfree_expect (ftrace hook built and tcp_wfree traceab
 	test "$(cat /sys/module/tsq_probe/parameters/wfree_attach)" = "$wfree_expect"
 if [ "$wfree_expect" = ftrace ]; then
 	ftraced "$tmp/ft.loaded"
+	# (what calls the hook: a trampoline of its own, or the ops list)
+	log "enabled_functions: $(grep "^$WFREE " "$tmp/ft.loaded" | tr -s '\t ' ' ')"
 	check "an ftrace_ops more on $WFREE" \
 		cmp_num "$(ftrace_count "$tmp/ft.loaded" $WFREE)" ">" "$(ftrace_count "$tmp/ft.before" $WFREE)"
 else
