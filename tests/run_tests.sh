@@ -11,6 +11,8 @@
 #   - /proc/sys/kernel/tainted is compared with its value before: a new
 #     flag other than O and E (our out-of-tree, unsigned modules) and those
 #     the program declares ("# taint-expected: N ...") fails it;
+#   - a shell error in its output ("line N: x: command not found",
+#     "unbound variable", "syntax error") fails it;
 #   - our modules (loaded or not, their parameters) and the TCP sysctls a
 #     test may touch (host_state) must be as they were before: a program
 #     that leaves them changed fails, whatever it printed.
@@ -53,6 +55,12 @@ for prog in "$@"; do
 	fi
 	if ! taints=$(TAINT_OK="$TAINT_OK$(taint_expected "$prog")" taint_new "$taint0" "$(taint_read)"); then
 		echo "# kernel taint after $prog: new flags $taints (was $taint0, now $(taint_read))"
+		[ "$rc" -eq 124 ] || rc=1
+	fi
+	# A shell error (a helper called before it is defined, an unset
+	# variable) can make a check pass for the wrong reason: it fails.
+	if grep -qE ': line [0-9]+: (.*: (command not found|unbound variable)|syntax error)' "$out"; then
+		echo "# shell error in $prog's output: a check may have passed for the wrong reason"
 		[ "$rc" -eq 124 ] || rc=1
 	fi
 	changed=$(state_diff "$state0" "$(host_state)")

@@ -219,6 +219,11 @@ fixes_recorded() {
 }
 check "amzn-drivers: the stats patches carry Fixes: tags, each found by the blame in ${prov##*/}" \
 	eval 'grep -q "^Fixes: " "${patches[1]}" && grep -q "^Fixes: " "${patches[2]}" && fixes_recorded'
+# (the decision's lines only gain the brace of the block the counter joins)
+same_decision() {
+	cmp -s <(sed -n 's/^-\(.*netdev_xmit_more.*\)$/\1/p' "$1") \
+		<(sed -n 's/^+\(.*netdev_xmit_more.*\) {$/\1/p' "$1")
+}
 # the two checks above fail on mutants: a counter patch that also drops
 # the xmit_more condition, a Fixes: id one digit off
 sed 's/^+\(.*\)!netdev_xmit_more() && \(.*\) {$/+\1\2 {/' "${patches[0]}" >"$TMP/mut-decision.patch"
@@ -227,11 +232,6 @@ check "amzn-drivers: mutants caught: a changed doorbell decision, a Fixes: id no
 	eval '! cmp -s "${patches[0]}" "$TMP/mut-decision.patch" && ! same_decision "$TMP/mut-decision.patch" &&
 		! cmp -s "${patches[2]}" "$TMP/mut-fixes.patch" &&
 		! (patches=("${patches[0]}" "${patches[1]}" "$TMP/mut-fixes.patch"); fixes_recorded)'
-# (the decision's lines only gain the brace of the block the counter joins)
-same_decision() {
-	cmp -s <(sed -n 's/^-\(.*netdev_xmit_more.*\)$/\1/p' "$1") \
-		<(sed -n 's/^+\(.*netdev_xmit_more.*\) {$/\1/p' "$1")
-}
 check "amzn-drivers: patch 1 adds the drop_doorbells counter and leaves the doorbell decision alone" \
 	eval 'grep -q "^+.*drop_doorbells" "${patches[0]}" && grep -q "^-.*netdev_xmit_more" "${patches[0]}" &&
 		same_decision "${patches[0]}"'

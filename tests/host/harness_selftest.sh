@@ -303,6 +303,11 @@ check "run_tests: N set by a program that does not declare it fails" \
 	taint_run undeclared.sh "not ok 1 selftests: tailfix: $rel/undeclared.sh # exit=1"
 check "run_tests: N declared with '# taint-expected: N' passes" \
 	taint_run declared.sh "ok 1 selftests: tailfix: $rel/declared.sh"
+# A helper called before it is defined: the check after it passes, the
+# program exits 0, and the runner fails it (ena_upstream_series.sh had one).
+mkt shellerr.sh 'check "negated, passes for the wrong reason" eval "! helper_defined_later"; ksft_finish'
+check "run_tests: a shell error (command not found) fails a program that exits 0" \
+	taint_run shellerr.sh "not ok 1 selftests: tailfix: $rel/shellerr.sh # exit=1"
 check "taint_expected: the fault-injecting tests declare N, tsq_probe_load.sh nothing" \
 	eval '[ "$(cd "$TESTS_DIR" && taint_expected tsq_probe_fault.sh)" = N ] &&
 		[ -z "$(cd "$TESTS_DIR" && taint_expected tsq_probe_load.sh)" ]'
