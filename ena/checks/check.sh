@@ -25,6 +25,10 @@
 # ena_io_poll ena_xdp_io_poll for the other two and ena_timer_service for
 # napi_syncp), so a parse failure cannot pass for a clean source.
 #
+# CHECK_RULES="RULE..." runs only those of the three (default: all);
+# tests/host/ena_static_check.sh runs a mutant through the rule that must
+# catch it.
+#
 # CHECK_ACCEPT=FILE names findings argued safe for one source (see below;
 # ena/checks/amzn-2.17.accept for amzn-drivers); sources that need
 # conditionals resolved first go through resolve.sh.
@@ -50,7 +54,10 @@ for f in "$DIR"/ena_netdev.h "$DIR"/*.c; do
 	line=$(($(wc -l <"$TMP/ena_all.c") + 1))
 done
 
-CHECKS="tx_drop_doorbell napi_stats_order napi_syncp"
+CHECKS=${CHECK_RULES:-tx_drop_doorbell napi_stats_order napi_syncp}
+for c in $CHECKS; do
+	[ -f "$HERE/$c.cocci" ] || { echo "check: no rule $c ($HERE/$c.cocci)" >&2; exit 2; }
+done
 # The three are independent: run at once (spatch uses one CPU each).
 declare -A pid
 for c in $CHECKS; do

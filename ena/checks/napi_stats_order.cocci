@@ -14,29 +14,37 @@
 // Confidence: High for the ENA driver it was written for.
 // Options: --no-includes
 
+// The functions that update statistics are collected by position (the
+// enclosing function of each match): a rule matching "f(...) { <+...
+// update ...+> }" over every function found the same set, ten times
+// slower (23 s against 2 s on amzn-drivers 2.17 resolved for 6.1).
+@initialize:python@
+@@
+updaters = set()
+
 @updater@
-identifier f;
 expression E, V;
 identifier fld;
+position p;
 @@
-f(...)
-{
-  <+...
 (
-  u64_stats_update_begin(...)
+  u64_stats_update_begin@p(...)
 |
-  ena_increase_stat(...)
+  ena_increase_stat@p(...)
 |
-  E->\(tx_stats\|rx_stats\).fld = V
+  E->\(tx_stats\|rx_stats\).fld@p = V
 |
-  E->\(tx_stats\|rx_stats\).fld += V
+  E->\(tx_stats\|rx_stats\).fld@p += V
 |
-  E->\(tx_stats\|rx_stats\).fld++
+  E->\(tx_stats\|rx_stats\).fld@p++
 |
-  WRITE_ONCE(E->\(tx_stats\|rx_stats\).fld, V)
+  WRITE_ONCE@p(E->\(tx_stats\|rx_stats\).fld, V)
 )
-  ...+>
-}
+
+@script:python@
+p << updater.p;
+@@
+updaters.add(p[0].current_element)
 
 @poller@
 identifier fn;
@@ -53,7 +61,7 @@ print("checked: %s()" % fn)
 
 @late exists@
 identifier poller.fn;
-identifier updater.f;
+identifier f : script:python () { f in updaters };
 expression E, V;
 identifier fld;
 position p1, p2;

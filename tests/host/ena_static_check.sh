@@ -38,6 +38,7 @@ CHECK=$ENA/checks/check.sh
 
 TMP=$(mktemp -d)
 on_exit rm -rf "$TMP"
+JOBS=$(nproc 2>/dev/null || echo 1)
 
 # expect_found OUT FN RULE: OUT reports FN for RULE.
 expect_found() { grep -q ": $2(): .*\[$3\]$" "$1"; }
@@ -119,21 +120,35 @@ for series in $(cd "$ENA/patches" && echo */ | tr -d /); do
 	fi
 	check "$series: patched source passes all checks (exit 0)" [ "$rc" = 0 ]
 
+	# Each mutant goes through the rule that must catch it (CHECK_RULES),
+	# the mutants of a series as many at once as there are CPUs: the
+	# pristine and patched sources above went through all three.
 	[ -d "$patched" ] && for m in "${MUTANTS[@]}"; do
 		name=${m%%|*}; rest=${m#*|}; want=${rest%%|*}; expr=${rest#*|}
 		mutant=$TMP/$series-$name
 		cp -r "$patched" "$mutant"
 		perl -0pi -e "$expr" "$mutant"/*.[ch]
-		if diff -rq "$patched" "$mutant" >/dev/null; then
+		diff -rq "$patched" "$mutant" >/dev/null && continue
+		while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
+			wait -n
+		done
+		(CHECK_RULES=$want "$CHECK" "$mutant" >"$mutant.out" 2>&1
+			echo $? >"$mutant.rc") &
+	done
+	wait
+	[ -d "$patched" ] && for m in "${MUTANTS[@]}"; do
+		name=${m%%|*}; rest=${m#*|}; want=${rest%%|*}
+		mutant=$TMP/$series-$name
+		if [ ! -f "$mutant.rc" ]; then
 			check "$series: mutant $name changes the source" false
+			rm -rf "$mutant"
 			continue
 		fi
-		"$CHECK" "$mutant" >"$TMP/mutant.out" 2>&1
-		rc=$?
-		grep -v '^# ' "$TMP/mutant.out" | sed "s/^/# $series $name: /"
-		check "$series: mutant $name fails the checks (exit 1)" [ "$rc" -eq 1 ]
-		check "$series: mutant $name caught by $want" grep -q "\[$want\]$" "$TMP/mutant.out"
-		rm -rf "$mutant"
+		rc=$(cat "$mutant.rc")
+		grep -v '^# ' "$mutant.out" | sed "s/^/# $series $name: /"
+		check "$series: mutant $name fails $want (exit 1)" [ "$rc" -eq 1 ]
+		check "$series: mutant $name caught by $want" grep -q "\[$want\]$" "$mutant.out"
+		rm -rf "$mutant" "$mutant.out" "$mutant.rc"
 	done
 	rm -rf "$pristine" "$patched"
 done
