@@ -58,10 +58,12 @@ from_dkms() { modinfo -n tsq_probe | grep -q '/updates/dkms/'; }
 check "modinfo shows version $ver" has_version
 check "module file is under updates/dkms" from_dkms
 check "modprobe tsq_probe" modprobe tsq_probe
+hook_built() { grep -q ' wfree_ftrace_hit[[:space:]]*\[tsq_probe\]' /proc/kallsyms; }
+hook_not_built() { ! hook_built; }
 # ftrace is expected where the module has its ftrace hook for this kernel
 # (its callback is in kallsyms: tsq_probe/Kbuild found struct ftrace_regs)
 # and ftrace can trace tcp_wfree.
-if grep -q ' wfree_ftrace_hit[[:space:]]*\[tsq_probe\]' /proc/kallsyms && [ -n "$ENABLED" ] &&
+if hook_built && [ -n "$ENABLED" ] &&
 	grep -q "^$WFREE\( \|$\)" "${ENABLED%/*}/available_filter_functions"; then
 	wfree_expect=ftrace
 fi
@@ -71,8 +73,6 @@ log "expected: xmit_attach=$xmit_expect wfree_attach=$wfree_expect (enabled_func
 # read: its BTF names struct ftrace_regs where ftrace callbacks get one
 # (5.11 on).  Caught: tsq_mutants.sh's mutant 2, the hook left out.
 BTF=/sys/kernel/btf/vmlinux
-hook_built() { grep -q ' wfree_ftrace_hit[[:space:]]*\[tsq_probe\]' /proc/kallsyms; }
-hook_not_built() { ! hook_built; }
 if [ ! -r "$BTF" ]; then
 	check_skip "the ftrace hook built as the running kernel's BTF says" "no $BTF"
 elif tr '\0' '\n' <"$BTF" | grep -qx ftrace_regs; then

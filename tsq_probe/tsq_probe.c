@@ -1403,10 +1403,14 @@ static int attach_cheapest(int *mode, int cheap_mode, int (*cheap)(bool asked),
 	int ret;
 
 	if (*mode != ATTACH_KPROBE) {
-		ret = cheap(*mode == cheap_mode);
-		if (!ret)
+		bool asked = *mode == cheap_mode;
+
+		ret = cheap(asked);
+		if (!ret) {
 			*mode = cheap_mode;
-		if (!ret || *mode == cheap_mode)
+			return 0;
+		}
+		if (asked)
 			return ret;
 	}
 	ret = kprobe();

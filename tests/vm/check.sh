@@ -51,6 +51,13 @@ SMP_TESTS=tsq_probe_load.sh,tsq_probe_params.sh,tsq_probe_cycles.sh,dctcp_fixed_
 # static branch not run), 5 cycles of 150 on 2026-12-05, and 0 of 150
 # single-threaded (bench/results/kernels/2026-12-05-arm64-cycles-tcg.txt).
 ARM64_SINGLE_TESTS=tsq_probe_cycles.sh
+# arm64_tests [ERE]: the suite as a comma list for an arm64 guest, without
+# ARM64_SINGLE_TESTS (their own boot) and the tests ERE matches.
+arm64_tests() {
+	make -s -C tests print-test-progs | tr ' ' '\n' |
+		grep -vxF -f <(tr , '\n' <<<"$ARM64_SINGLE_TESTS") |
+		grep -vxE "${1:-^$}" | paste -sd,
+}
 DEBUG_TESTS=tsq_probe_load.sh,tsq_probe_params.sh,tsq_probe_cycles.sh,tsq_probe_initfail.sh,tsq_probe_bh.sh,tsq_probe_histograms.sh,dctcp_fixed_safety.sh,dctcp_fixed_packets.sh,ena_load.sh
 # make check runs the three tsq_probe ones whose subject is locking and
 # lifetimes (unload under traffic, a failed load with work and socket
@@ -135,6 +142,7 @@ trap 'exit 129' HUP
 deps=check
 case $mode in full | demo | bench) deps=$mode ;; esac
 scripts/deps.sh "$deps" || exit 1
+echo "check.sh: scripts/deps.sh $deps took $SECONDS s"
 
 total_p=0 total_f=0 total_s=0
 summary=()
@@ -192,7 +200,9 @@ guest() {
 	# gets `dkms install`, the next ones the kernel-upgrade path (stage.sh).
 	local only=.
 	case $kind in amd64 | amd64-trixie | amd64-bullseye) ;; *) only=$filter ;; esac
+	local t0=$SECONDS
 	last_line env TAILFIX_STAGE_KERNELS="$only" "$here/stage.sh" "$kind"
+	echo "check.sh: staging the $kind guest took $((SECONDS - t0)) s"
 	img=$(grep -x '/.*\.img' "$OUT" | tail -1)
 	if [ "$LAST_RC" -ne 0 ] || [ -z "$img" ] || [ ! -f "$img.kernels" ]; then
 		add "$kind: stage (dkms install)" 0 1 0
@@ -295,8 +305,7 @@ quick|full)
 	fi
 	if [ "$mode" = full ]; then
 		# (ARM64_SINGLE_TESTS apart, see above)
-		guest arm64 "tests:$(make -s -C tests print-test-progs | tr ' ' '\n' |
-			grep -vxF -f <(tr , '\n' <<<"$ARM64_SINGLE_TESTS") | paste -sd,)"
+		guest arm64 "tests:$(arm64_tests)"
 	elif [ "$arm64_root" = 0 ]; then
 		add "arm64: no cached guest root, not run (make check-full builds it)" 0 0 1
 	else
@@ -310,9 +319,8 @@ quick|full)
 		# load/unload safety and packetdrill runs, the ENA build and DKMS.
 		# check-full runs the whole suite there.  tsq_probe_cycles runs
 		# apart (ARM64_SINGLE_TESTS, above).
-		guest arm64 "tests:$(make -s -C tests print-test-progs | tr ' ' '\n' |
-			grep -vxE 'dctcp_fixed_(packets|ece_cwnd|alpha)\.sh|tsq_probe_(fault6|histograms|cycles)\.sh' |
-			paste -sd,)" "" '^6\.1\.'
+		guest arm64 "tests:$(arm64_tests 'dctcp_fixed_(packets|ece_cwnd|alpha)\.sh|tsq_probe_(fault6|histograms)\.sh')" \
+			"" '^6\.1\.'
 	fi
 	;;
 demo)
