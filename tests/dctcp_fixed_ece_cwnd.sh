@@ -23,7 +23,7 @@
 
 require_root
 require_cmd ip ethtool python3
-python3 -c 'import scapy.all' 2>/dev/null || skip "python3 scapy not installed"
+python3 -c 'import scapy.layers.inet' 2>/dev/null || skip "python3 scapy not installed"
 require_module tcp_dctcp_fixed
 require_disruptive "sets tcp_dctcp_fixed's min_cwnd_after_ce, a module-wide parameter"
 

@@ -44,7 +44,7 @@
 
 require_root
 require_cmd ip ethtool python3 tc
-python3 -c 'import scapy.all' 2>/dev/null || skip "python3 scapy not installed"
+python3 -c 'import scapy.layers.inet' 2>/dev/null || skip "python3 scapy not installed"
 require_module tcp_dctcp_fixed
 
 PARAMS=/sys/module/tcp_dctcp_fixed/parameters

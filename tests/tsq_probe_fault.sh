@@ -14,6 +14,12 @@
 #              1/20 of recover=0's.  Run once more (counted, reported)
 #              when its excess has no late cork and no late recovery
 #              behind it: an emulator stall, not a lost wake-up.
+# When the client cannot keep its schedule even after rr_measure's retries
+# (an emulator slower than usual: CI's fresh-cache run of 2026-12-05 ran
+# the 7.3 guest 1.7 times slower than the run before, and three runs of
+# recover=1 each fell 34 to 42 ms behind), all three runs are measured
+# again, once, at half the load (2 connections, the same 50 ms between
+# requests on each): logged, and the checks judge that set.
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
 # Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
 # fault injection hits every TCP socket of the host; a tsq_probe loaded
@@ -37,20 +43,19 @@ on_exit "rm -rf $res"
 
 modprobe tsq_probe fault_inject=1 recover=0 || fail "modprobe tsq_probe fault_inject=1"
 
-echo 1 >/sys/kernel/tsq_probe/reset
-rr_measure "$res/base" "${LOAD[@]}" || fail "baseline run"
-cp /sys/kernel/tsq_probe/stats "$res/base.stats"
-base_slow=$(kv "$res/base" slow)
-log "baseline: $(tr '\n' ' ' <"$res/base")"
-log "baseline stats: $(tr '\n' ' ' <"$res/base.stats")"
-
-# faulty_run NAME RECOVER: the workload with 30% missed flags.
+# faulty_run NAME RECOVER: the workload with 30% missed flags; rr_measure's
+# status.
 faulty_run() {
+	local rc
 	echo "$2" >/sys/module/tsq_probe/parameters/recover
 	echo 1 >/sys/kernel/tsq_probe/reset
 	echo 300000 >/sys/module/tsq_probe/parameters/fault_ppm
-	rr_measure "$res/$1" "${LOAD[@]}" || fail "$1 run"
+	rr_measure "$res/$1" "${LOAD[@]}"
+	rc=$?
+	echo 0 >/sys/module/tsq_probe/parameters/fault_ppm
+	[ "$rc" -eq 0 ] || return "$rc"
 	cp /sys/kernel/tsq_probe/stats "$res/$1.stats"
+	cp /sys/kernel/tsq_probe/histograms "$res/$1.hist"
 	log "$1: $(tr '\n' ' ' <"$res/$1")"
 	log "$1 stats: $(tr '\n' ' ' <"$res/$1.stats")"
 }
@@ -59,13 +64,17 @@ faulty_run() {
 # requests) slow requests, and beyond that allowance at most a twentieth of
 # those without recovery.  One emulator hiccup is not a failure; a
 # recovery that misses one lost wake-up in twenty is.
-allow=$((N / 500 > 2 ? N / 500 : 2))
 # A noisy baseline widens it: rare slow requests are counts, whose own
 # spread is about their square root; three of those (CI, arm64, on a
 # loaded host: baseline 3 slow requests, recover=1 7, no late cork in
-# either, so none of the 7 was a lost wake-up).
-noise=$(awk -v b="$base_slow" 'BEGIN { x = 3 * sqrt(b); n = int(x); if (n < x) n++; print n }')
-[ "$noise" -gt "$allow" ] && allow=$noise
+# either, so none of the 7 was a lost wake-up).  allowance: sets allow
+# from N and base_slow.
+allowance() {
+	local noise
+	allow=$((N / 500 > 2 ? N / 500 : 2))
+	noise=$(awk -v b="$base_slow" 'BEGIN { x = 3 * sqrt(b); n = int(x); if (n < x) n++; print n }')
+	[ "$noise" -gt "$allow" ] && allow=$noise
+}
 # late_recoveries HIST: lost wake-ups recovered, but late (the emulator did
 # not run the work item for >= 16.7 ms: recovery_delay_ns has the sample).
 late_recoveries() {
@@ -73,26 +82,43 @@ late_recoveries() {
 		on && NF == 3 && $1 >= 16777216 { n += $3 } END { print n + 0 }' "$1"
 }
 
-faulty_run r0 0
-cp /sys/kernel/tsq_probe/histograms "$res/r0.hist"
-faulty_run r1 1
-cp /sys/kernel/tsq_probe/histograms "$res/r1.hist"
-# Slow requests beyond the allowance with nothing the module counts to
-# explain them -- no late cork (the backstop sees every lost wake-up that
-# ends late) and no late recovery -- are an emulator stall (6.1 in CI's
-# fresh-cache run: 4 slow requests against 0 + 2, 0 late corks, recovery
-# delays all under 1.5 ms): recover=1 runs once more, and that run is
-# judged.  Counted and reported; a recovery that fails leaves late corks
-# and gets no second run.
+# measure_set: the baseline, recover=0 and recover=1 runs at LOAD;
+# rr_measure's status (2: the client could not keep its schedule).
 r1_retries=0
-if [ "$(kv "$res/r1" slow)" -gt $((base_slow + allow)) ] &&
-	[ "$(kv "$res/r1.stats" late_cork_releases)" = 0 ] && [ "$(late_recoveries "$res/r1.hist")" = 0 ]; then
-	r1_retries=1
-	log "recover=1: $(kv "$res/r1" slow) requests >= 30 ms, none explained by a late cork or a late recovery: an emulator stall; recover=1 again (retry 1 of 1)"
-	faulty_run r1 1
-	cp /sys/kernel/tsq_probe/histograms "$res/r1.hist"
+measure_set() {
+	echo 1 >/sys/kernel/tsq_probe/reset
+	rr_measure "$res/base" "${LOAD[@]}" || return
+	cp /sys/kernel/tsq_probe/stats "$res/base.stats"
+	base_slow=$(kv "$res/base" slow)
+	log "baseline: $(tr '\n' ' ' <"$res/base")"
+	log "baseline stats: $(tr '\n' ' ' <"$res/base.stats")"
+	allowance
+	faulty_run r0 0 || return
+	faulty_run r1 1 || return
+	# Slow requests beyond the allowance with nothing the module counts
+	# to explain them -- no late cork (the backstop sees every lost
+	# wake-up that ends late) and no late recovery -- are an emulator
+	# stall (6.1 in CI's fresh-cache run: 4 slow requests against 0 + 2,
+	# 0 late corks, recovery delays all under 1.5 ms): recover=1 runs once
+	# more, and that run is judged.  Counted and reported; a recovery
+	# that fails leaves late corks and gets no second run.
+	if [ "$(kv "$res/r1" slow)" -gt $((base_slow + allow)) ] &&
+		[ "$(kv "$res/r1.stats" late_cork_releases)" = 0 ] &&
+		[ "$(late_recoveries "$res/r1.hist")" = 0 ]; then
+		r1_retries=$((r1_retries + 1))
+		log "recover=1: $(kv "$res/r1" slow) requests >= 30 ms, none explained by a late cork or a late recovery: an emulator stall; recover=1 again (once per set of runs)"
+		faulty_run r1 1 || return
+	fi
+}
+measure_set
+rc=$?
+if [ "$rc" -eq 2 ]; then
+	LOAD=(--requests "$N" --rate 40 --conns 2 --slow-ms 30 --delack)
+	log "the client could not keep its schedule at 80 requests/s on 4 connections: the baseline, recover=0 and recover=1 again at 40 requests/s on 2 connections (the same 50 ms per connection)"
+	measure_set
+	rc=$?
 fi
-echo 0 >/sys/module/tsq_probe/parameters/fault_ppm
+[ "$rc" -eq 0 ] || fail "no trustworthy measurement (rr_measure: $rc)"
 
 r0_slow=$(kv "$res/r0" slow)
 r1_slow=$(kv "$res/r1" slow)
