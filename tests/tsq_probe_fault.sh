@@ -36,7 +36,13 @@ N=${TSQ_FAULT_REQUESTS:-1200}
 # keeps the client in delayed-ACK mode, as a request/response client in
 # steady state is (6.12 leaves it after a delayed-ACK timer fires and then
 # ACKs at once when the application reads).
-LOAD=(--requests "$N" --rate 80 --conns 4 --slow-ms 30 --delack)
+PER_CONN_RATE=20	# requests/s on each connection: one every 50 ms
+# set_load CONNS: LOAD for CONNS connections, and its words in LOAD_WORDS.
+set_load() {
+	LOAD=(--requests "$N" --rate $((PER_CONN_RATE * $1)) --conns "$1" --slow-ms 30 --delack)
+	LOAD_WORDS="$((PER_CONN_RATE * $1)) requests/s on $1 connections"
+}
+set_load 4
 rr_setup
 res=$(mktemp -d)
 on_exit "rm -rf $res"
@@ -113,8 +119,9 @@ measure_set() {
 measure_set
 rc=$?
 if [ "$rc" -eq 2 ]; then
-	LOAD=(--requests "$N" --rate 40 --conns 2 --slow-ms 30 --delack)
-	log "the client could not keep its schedule at 80 requests/s on 4 connections: the baseline, recover=0 and recover=1 again at 40 requests/s on 2 connections (the same 50 ms per connection)"
+	full_load=$LOAD_WORDS
+	set_load 2
+	log "the client could not keep its schedule at $full_load: the baseline, recover=0 and recover=1 again at $LOAD_WORDS (the same $((1000 / PER_CONN_RATE)) ms per connection)"
 	measure_set
 	rc=$?
 fi
