@@ -34,7 +34,7 @@ name=${TAILFIX_STAGE_NAME:-guest-$(echo "$top" | sha256sum | cut -c1-8)}
 work=$cache/$kind/$name.root
 img=$cache/$kind/$name.img
 mkdir -p "$cache/$kind"
-debs=
+debs= local_kernels=
 if [ "$kind" = amd64-debug ]; then
 	base=amd64
 	debs=$("$here/debug-kernel.sh") || { log "no debug kernel (tests/vm/debug-kernel.sh failed)"; exit 1; }
@@ -102,6 +102,9 @@ if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 			{ tail -20 "$cache/$kind/dpkg.log" >&2; log "dpkg -i of $(echo $debs) failed"; exit 1; }
 		rm -rf "$work/tmp/debs"
 		kernels=$(stage_kernels)
+		# (apt cannot install these again: they get `dkms install`)
+		local_kernels=$(for d in $debs; do basename "$d"; done |
+			sed -n 's/^linux-image-\([^_]*\)_.*/\1/p')
 	fi
 	[ -n "$kernels" ] || { log "no kernel in the $kind root matches '${TAILFIX_STAGE_KERNELS:-.}'"; exit 1; }
 	: >"$dkmslog"
@@ -116,7 +119,7 @@ if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 	first=1
 	for k in $(printf '%s\n' $kernels | sort -V); do
 		if [ "$first" = 1 ] || [ ! -x "$work/etc/kernel/header_postinst.d/dkms" ] ||
-			[ "$arch" != amd64 ]; then
+			[ "$arch" != amd64 ] || printf '%s\n' $local_kernels | grep -qxF -- "$k"; then
 			log "dkms install $pkg for $k"
 			chroot "$work" dkms install "ena-tcp-tailfix/$version" -k "$k" >>"$dkmslog" 2>&1
 		else
