@@ -74,7 +74,7 @@ log "expected: xmit_attach=$xmit_expect wfree_attach=$wfree_expect (enabled_func
 # (5.11 on).  Caught: tsq_mutants.sh's mutant 2, the hook left out.
 BTF=/sys/kernel/btf/vmlinux
 if [ ! -r "$BTF" ]; then
-	check_skip "the ftrace hook built as the running kernel's BTF says" "no $BTF"
+	check_skip "the ftrace hook built as the running kernel's BTF says" "no $BTF on $(uname -r)"
 elif tr '\0' '\n' <"$BTF" | grep -qx ftrace_regs; then
 	check "the ftrace hook built: the running kernel has struct ftrace_regs (BTF)" hook_built
 else

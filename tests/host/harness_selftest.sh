@@ -175,8 +175,8 @@ check "judge: run=check with every TEST_PROGS passes" eval '"$JUDGE" check k amd
 check "judge: run=check one test short of TEST_PROGS fails" \
 	eval '! "$JUDGE" check k amd64 "$short" >/dev/null'
 allowed_tests() { grep -vE '^[[:space:]]*(#|$)' "$1" | awk '{ print $1 }' | sort -u | tr '\n' ' '; }
-check "judge: the real allowlist allows ena_hw.sh, dctcp_fixed_plb.sh, dctcp_fixed_ece_cwnd.sh, ena_amzn_load.sh, dkms_installed.sh and mutants/dctcp_mutants.sh only" \
-	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "dctcp_fixed_ece_cwnd.sh dctcp_fixed_plb.sh dkms_installed.sh ena_amzn_load.sh ena_hw.sh mutants/dctcp_mutants.sh "
+check "judge: the real allowlist allows ena_hw.sh, dctcp_fixed_plb.sh, dctcp_fixed_ece_cwnd.sh, ena_amzn_load.sh, dkms_installed.sh, tsq_probe_load.sh and mutants/dctcp_mutants.sh only" \
+	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "dctcp_fixed_ece_cwnd.sh dctcp_fixed_plb.sh dkms_installed.sh ena_amzn_load.sh ena_hw.sh mutants/dctcp_mutants.sh tsq_probe_load.sh "
 
 # allow_re TEST: the reasons allowed for TEST, one regex per line (grep -E
 # takes each line as an alternative).
@@ -209,6 +209,12 @@ check "judge: the PLB skip is allowed on 6.1 and 5.10 only, not on 6.12 or 7.3" 
 	 grep -qE "$plb_re" <<<"PLB is not in kernel 5.10 (added in 6.2)" &&
 	 ! grep -qE "$plb_re" <<<"PLB is not in kernel 6.12 (added in 6.2)" &&
 	 ! grep -qE "$plb_re" <<<"PLB is not in kernel 7.3 (added in 6.2)"' 
+
+btf_re=$(allow_re tsq_probe_load.sh)
+check "judge: the no-BTF skip is allowed on the debug kernel only" eval \
+	'grep -qE "$btf_re" <<<"no /sys/kernel/btf/vmlinux on 6.12.118-tailfix-debug" &&
+	 ! grep -qE "$btf_re" <<<"no /sys/kernel/btf/vmlinux on 6.12.118+deb12-cloud-amd64" &&
+	 ! grep -qE "$btf_re" <<<"no /sys/kernel/btf/vmlinux"'
 
 # ---- the kernel-log detector ----
 kmsg() {	# kmsg FIRST_SEQ line...: /dev/kmsg records from FIRST_SEQ on
