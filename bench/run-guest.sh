@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # run-guest.sh OUTDIR: every benchmark, inside one guest run (make bench).
 # BENCH_ONLY=tsq|tsq_cost|dctcp (TAILFIX_GUEST_ENV): that benchmark alone.
+# taint-expected: N (tsq_bench.sh's fault runs: tsq_probe taints TAINT_TEST)
 cd "$(dirname "$0")" || exit 1
 rc=0
 want() { [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = "$1" ]; }

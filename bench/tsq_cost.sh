@@ -23,7 +23,8 @@
 # difference of busy time per segment (1e9 / segments per second, the guest
 # being CPU-bound in the stream), an estimate, not a measurement of one hit.
 # Writes OUTDIR/setup.txt, attach.txt (the hooks each loaded arm got),
-# raw.txt (one line per run: workload arm round value...),
+# raw.txt (one line per run: workload arm round value...; per loaded arm
+# and round, "hooks": the module's txc_samples and probes_missed),
 # stream-ARM-ROUND.json, rr-ARM-ROUND.txt, summary.txt.
 TESTS=$(cd "$(dirname "$0")/../tests" && pwd)
 . "$TESTS/lib.sh"
@@ -109,6 +110,11 @@ print(j["bytes"], "%.3f" % j["seconds"])' "$f" |
 		fi
 		rr_run "$out/rr-$a-$round.txt" --closed --duration "$RR_S" --conns 1 --trailer 0 &&
 			echo "rr $a $round $(kv "$out/rr-$a-$round.txt" tps)" >>"$out/raw.txt"
+		# What the loaded module saw in the arm (stream and rr; it is loaded
+		# afresh for each arm): a hook that drops hits does less work.
+		st=/sys/kernel/tsq_probe/stats
+		[ ! -r "$st" ] ||
+			echo "hooks $a $round txc_samples $(kv "$st" txc_samples) probes_missed $(kv "$st" probes_missed)" >>"$out/raw.txt"
 	done
 done
 arm off${TSQ_COST_CLOCKSOURCES:+@$CS_BEFORE}
@@ -127,6 +133,7 @@ arm off${TSQ_COST_CLOCKSOURCES:+@$CS_BEFORE}
 	}
 	$1 == "stream" { mbs[$2] = mbs[$2] " " $4 / $5 / 1e6; sps[$2] = sps[$2] " " $6 / $5; ns[$2]++ }
 	$1 == "rr" { tps[$2] = tps[$2] " " $4; nr[$2]++ }
+	$1 == "hooks" { txc[$2] += $5; missed[$2] += $7 }
 	END {
 		for (a in ns) { m[a] = median(mbs[a]); s[a] = median(sps[a]) }
 		for (a in nr) t[a] = median(tps[a])
@@ -135,6 +142,11 @@ arm off${TSQ_COST_CLOCKSOURCES:+@$CS_BEFORE}
 		for (i = 1; i <= n; i++) {
 			a = order[i]
 			printf "%-9s %10.3f %12.0f %10.0f   (n = %d, %d)\n", a, m[a], s[a], t[a], ns[a], nr[a]
+		}
+		for (i = 1; i <= n; i++) {
+			a = order[i]
+			if (a in txc)
+				printf "%s: %d TX completions timed, %d probe hits missed, over its runs\n", a, txc[a], missed[a]
 		}
 		# each loaded arm against off with the same clocksource
 		for (i = 1; i <= n; i++) {
