@@ -151,6 +151,35 @@ d=$(fixture panic)
 echo "[ 99.1] Kernel panic - not syncing: Fatal exception" >"$TMP/console"
 check "judge: a panic on the console fails" judge_fails "$d" --console "$TMP/console"
 
+# make check's host checks run in two lanes (check.sh): ktap_merge makes
+# one KTAP of them for the judge, which must pass two whole lanes and fail
+# a lane cut off or short of its plan.
+. "$TESTS_DIR/vm/vm-lib.sh"
+lanes() {	# lanes NAME: the fixture's KTAP split in lanes a.sh b.sh and ena_hw.sh
+	local d
+	d=$(fixture "$1")
+	{
+		printf '%s\n' 'TAP version 13' '1..2'
+		sed -n '3,9p' "$d/ktap.txt"	# a.sh and b.sh with their diagnostics
+		echo '2 passed, 0 failed, 0 skipped'
+	} >"$d.a"
+	{
+		printf '%s\n' 'TAP version 13' '1..1'
+		sed -n '10,11p' "$d/ktap.txt"	# ena_hw.sh
+		echo '0 passed, 0 failed, 1 skipped'
+	} >"$d.b"
+	echo "$d"
+}
+d=$(lanes merge)
+ktap_merge "$d.a" "$d.b" >"$d/ktap.txt"
+check "ktap_merge: two whole lanes make a KTAP the judge passes" judge_passes "$d"
+d=$(lanes merge-cut)
+ktap_merge "$d.a" <(head -n 4 "$d.b") >"$d/ktap.txt"
+check "ktap_merge: a lane without its summary (cut off) fails the judge" judge_fails "$d"
+d=$(lanes merge-short)
+ktap_merge <(sed '/^ok 2 /d; s/^2 passed/1 passed/' "$d.a") "$d.b" >"$d/ktap.txt"
+check "ktap_merge: a lane short of its plan fails the judge" judge_fails "$d"
+
 # run=check: the plan must be tests/Makefile's TEST_PROGS.
 progs=$(make -s -C "$TESTS_DIR" print-test-progs)
 mkcheck() {	# mkcheck DIR N: a good run=check KTAP of the first N programs
