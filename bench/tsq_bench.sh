@@ -131,14 +131,23 @@ fi
 	echo "(latencies in ms from the intended send time; lost/recov: tsq_probe counters)"
 	awk -v a="$(kv "$out/fault_r1.txt" p9999_us)" -v b="$(kv "$out/nofault.txt" p9999_us)" \
 		'BEGIN { printf "p99.99 fault+recover / no fault: %.2fx (target <= 1.5x)\n", a / b }'
+	# Were the slow requests with recovery held back by a cork?  The
+	# module's own evidence: its longest cork hold and the late releases.
+	awk -v n="$(kv "$out/fault_r1.txt" slow)" -v c="$(kv "$out/fault_r1.stats" cork_hold_max_ns)" \
+	    -v l="$(kv "$out/fault_r1.stats" late_cork_releases)" -v lm="$(kv "$out/fault_r1.stats" late_cork_ms)" \
+		'BEGIN { printf "fault_r1: %d requests >= 30 ms; longest cork hold %.2f ms, late cork releases (>= %d ms) %d%s\n",
+			 n, c / 1e6, lm, l, (n > 0 && l == 0 && c < 30e6) ? ": no cork held data back for 30 ms" : "" }'
 	# Recovery delay (issue 9, 2.4): p99 of recovery_delay_ns, the upper
-	# bound of the log2 bucket holding the rank.
-	awk '$1 == "hist" { on = ($2 == "recovery_delay_ns"); next }
+	# bound of the log2 bucket holding the rank, or the largest delay when
+	# that is lower (the histogram's max_ns).
+	awk '$1 == "hist" { on = ($2 == "recovery_delay_ns"); if (on) mx = $5; next }
 	     on && NF == 3 { nb++; hi[nb] = $2; c[nb] = $3; n += $3 }
 	     END { if (!n) { print "recovery delay: no sample (target p99 <= 1 ms): NOT met"; exit }
 		   for (i = 1; i <= nb; i++) { acc += c[i]; if (acc >= n * 0.99) break }
-		   printf "recovery delay p99 <= %.3f ms over %d recoveries (target p99 <= 1 ms): %s\n",
-			  hi[i] / 1e6, n, hi[i] <= 1e6 ? "met" : "NOT met" }' "$out/fault_r1.hist"
+		   if (mx != "" && mx + 0 < hi[i] + 0) hi[i] = mx
+		   printf "recovery delay p99 <= %.3f ms over %d recoveries (target p99 <= 1 ms): %s%s\n",
+			  hi[i] / 1e6, n, hi[i] <= 1e6 ? "met" : "NOT met",
+			  n < 100 ? " (under 100 recoveries, the p99 is their largest)" : "" }' "$out/fault_r1.hist"
 	# Issue 9, 2.5: autocorking off (what operators do today) against
 	# autocorking on with tsq_probe recovering, under the same fault.
 	echo

@@ -101,6 +101,8 @@ static inline u32 tcp_snd_cwnd(const struct tcp_sock *tp)
  * has none of this): each is a wrong tsq_probe that a test must catch.
  *   1  a socket whose last push sent nothing is pushed again at once
  *   2  the tcp_wfree() ftrace hook left out of the build (the kprobe only)
+ *   3  every push with unsent data counted as autocork (the test whether
+ *      tcp_push() set TSQ_THROTTLED and sent nothing left out)
  */
 #ifndef TSQ_TEST_MUTANT
 #define TSQ_TEST_MUTANT	0
@@ -1012,6 +1014,8 @@ static int push_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	    READ_ONCE(tp->snd_nxt) == d->snd_nxt && write_seq != d->snd_nxt) {
 		stat_inc(ST_AUTOCORK);
 		cork_start(sk, write_seq);
+	} else if (TSQ_TEST_MUTANT == 3 && write_seq != d->snd_nxt) {
+		stat_inc(ST_AUTOCORK);
 	}
 	if (d->app_holds) {
 		/* The application asked to hold: its next write sends it. */
@@ -1616,8 +1620,13 @@ static int __init tsq_probe_init(void)
 		return -EINVAL;
 	}
 	init_irq_work(&check_kick, check_kick_fn);
-	/* Checks sleep on the socket lock: our own queue, one at a time. */
-	check_wq = alloc_workqueue("tsq_probe", WQ_UNBOUND, 1);
+	/*
+	 * Checks sleep on the socket lock: our own queue, one at a time.  A
+	 * recovery stands in for a TSQ tasklet run that never came, so its
+	 * worker must not queue behind the application's threads: high
+	 * priority, like the softirq work it replaces.
+	 */
+	check_wq = alloc_workqueue("tsq_probe", WQ_UNBOUND | WQ_HIGHPRI, 1);
 	if (!check_wq) {
 		pr_err("refusing to load: cannot allocate the workqueue\n");
 		return -ENOMEM;

@@ -8,6 +8,8 @@
 # module (N=0, rebuilt the same way) when the same tests pass.
 #   1  tsq_probe_bh.sh:   a socket whose last push sent nothing pushed again
 #   2  tsq_probe_load.sh: the tcp_wfree ftrace hook left out of the build
+#   3  tsq_probe_counters.sh: every push with unsent data counted as
+#      autocork (single writes must leave autocork at 0)
 #   tests:mutants/tsq_mutants.sh   (TSQ_MUTANTS="1" to run a subset)
 # taint-expected: N (tsq_probe_bh.sh injects faults, which taints TAINT_TEST)
 . "$(dirname "$0")/../lib.sh"
@@ -19,11 +21,12 @@ mutants_setup tsq_probe tsq_probe TSQ_TEST_MUTANT
 declare -A CATCH=(
 	[1]=tsq_probe_bh.sh	# pushes again a socket whose last push sent nothing: a loop
 	[2]=tsq_probe_load.sh	# the tcp_wfree ftrace hook left out of the build
+	[3]=tsq_probe_counters.sh	# autocork counted for pushes that did not cork
 )
 # Mutant 2 differs from the real module (m0, rebuilt) only where it has the hook.
 mutant_applies() {
 	[ "$1" != 2 ] || nm "$MUT_TMP/m0.ko" | grep -qw wfree_ftrace_hit ||
 		{ echo "the real tsq_probe has no ftrace hook on this kernel: nothing to leave out"; return 1; }
 }
-mutants_judge CATCH "${TSQ_MUTANTS:-1 2}"
+mutants_judge CATCH "${TSQ_MUTANTS:-1 2 3}"
 ksft_finish
