@@ -51,13 +51,16 @@ SMP_TESTS=tsq_probe_load.sh,tsq_probe_params.sh,tsq_probe_cycles.sh,dctcp_fixed_
 # static branch not run), 5 cycles of 150 on 2026-12-05, and 0 of 150
 # single-threaded (bench/results/kernels/2026-12-05-arm64-cycles-tcg.txt).
 ARM64_SINGLE_TESTS=tsq_probe_cycles.sh
-# arm64_tests [ERE]: the suite as a comma list for an arm64 guest, without
-# ARM64_SINGLE_TESTS (their own boot) and the tests ERE matches.
-arm64_tests() {
+# suite_but ERE [LIST]: the suite (tests/Makefile TEST_PROGS) as a comma
+# list, without the tests ERE matches and those of the comma list LIST.
+suite_but() {
 	make -s -C tests print-test-progs | tr ' ' '\n' |
-		grep -vxF -f <(tr , '\n' <<<"$ARM64_SINGLE_TESTS") |
+		grep -vxF -f <(tr , '\n' <<<"${2:-}") |
 		grep -vxE "${1:-^$}" | paste -sd,
 }
+# arm64_tests [ERE]: the suite for an arm64 guest, without
+# ARM64_SINGLE_TESTS (their own boot) and the tests ERE matches.
+arm64_tests() { suite_but "${1:-}" "$ARM64_SINGLE_TESTS"; }
 DEBUG_TESTS=tsq_probe_load.sh,tsq_probe_params.sh,tsq_probe_cycles.sh,tsq_probe_initfail.sh,tsq_probe_bh.sh,tsq_probe_histograms.sh,dctcp_fixed_safety.sh,dctcp_fixed_packets.sh,ena_load.sh
 # make check runs the three tsq_probe ones whose subject is locking and
 # lifetimes (unload under traffic, a failed load with work and socket
@@ -236,8 +239,7 @@ guest() {
 	for k in $(grep -E "$filter" "$img.kernels"); do
 		local krun=$run
 		[ "$mode" = quick ] && [ "$kind" = amd64 ] && [ "$run" = check ] &&
-			[[ $k == 6.12.* ]] && krun="tests:$(make -s -C tests print-test-progs |
-				tr ' ' '\n' | grep -vxE "$QUICK_612_LEAVE" | paste -sd,),$QUICK_MUTANTS"
+			[[ $k == 6.12.* ]] && krun="tests:$(suite_but "$QUICK_612_LEAVE"),$QUICK_MUTANTS"
 		boot "$kind" "$img" "$k" "$krun" "${res:+$res/$k}" "$k ($arch)"
 		# check-full: the SMP run of the tests that do not measure time.
 		[ "$mode" = full ] && [ "$kind" = amd64 ] && [ "$run" = check ] &&
