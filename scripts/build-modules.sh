@@ -19,8 +19,9 @@
 #	For DKMS (`make dkms-build`): the same probe (a cache hit when
 #	dkms.conf ran it), then the modules that built are put where
 #	dkms.conf's BUILT_MODULE_LOCATION says, under DIR, and each module
-#	gets one line: built, or skipped and why.  Fails only when no module
-#	builds at all.
+#	gets one line: built, or skipped and why (ena, built, is put in
+#	place only where the operator opted in: dkms.conf).  Fails only when
+#	no module builds at all (dkms.conf then keeps DKMS from calling it).
 # TAILFIX_JOBS=N: make -jN for the probe's builds (default: the CPUs).
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -136,7 +137,11 @@ case ${1:-} in
 	[ $# -eq 4 ] || { echo "usage: $0 --dkms KVER STATEDIR DIR" >&2; exit 1; }
 	kver=$2 dir=$(probe "$2" "$3") out=$4 built=0
 	while read -r verdict m reason; do
-		if [ "$verdict" = ok ]; then
+		if [ "$verdict" = ok ] && [ "$m" = ena ] &&
+			! grep -qsx 'ENA_DRIVER=tailfix' "${TAILFIX_CONF:-/etc/ena-tcp-tailfix.conf}"; then
+			echo "ena-tcp-tailfix: ena built for $kver${reason:+ ($reason)}, not installed:" \
+			     "the kernel's own ena stays in use (opt in: ena-tcp-tailfix ena enable)"
+		elif [ "$verdict" = ok ]; then
 			mkdir -p "$out/$(location "$m" "$kver")"
 			cp "$dir/$m.ko" "$out/$(location "$m" "$kver")/"
 			echo "ena-tcp-tailfix: $m built for $kver${reason:+ ($reason)}"

@@ -51,6 +51,7 @@ mkdir -p "$src" "$tree/packaging"
 "$top/scripts/source-files.sh" "$top" | tar -C "$top" --null -T - -cf - | tar -C "$src" -xf -
 cp -p "$top/README.md" "$tree/"
 (cd "$top/packaging" && cp -pR modprobe.d examples tsq-probe-stat.8 "$tree/packaging/")
+cp -p "$top/cli/ena-tcp-tailfix.8" "$tree/packaging/"
 
 # Where the sources come from, for the changelog.
 when=$(date +%s)

@@ -7,7 +7,8 @@
 # exactly these files:
 #  - what dkms.conf and the commands it gives DKMS (MAKE, CLEAN,
 #    POST_INSTALL, the probe) use: dkms.conf, Makefile, scripts/ and the
-#    three module directories, with their READMEs;
+#    three module directories, with their READMEs; cli/, the operator's
+#    command (installed to /usr/sbin by the packages);
 #  - in a git checkout, the tracked files only (nothing built, nothing
 #    stray); elsewhere (a release tarball), the files found there;
 #  - not ena/upstream/ (the series for sending upstream, not built);
@@ -15,7 +16,7 @@
 #    (.git, .gitignore), whichever way the list was made.
 set -euo pipefail
 top=$(cd "${1:-$(dirname "$0")/..}" && pwd)
-paths=(dkms.conf Makefile scripts tsq_probe tcp_dctcp_fixed ena)
+paths=(dkms.conf Makefile scripts tsq_probe tcp_dctcp_fixed ena cli)
 junk='^ena/upstream(-out)?/|(^|/)(\.git(/|$|ignore$|attributes$|modules$)|\.tailfix-probe/|\.tmp_versions/|build-[^/]*/|[^/]*\.(ko|ko\.[a-z]+|o|mod|mod\.c|cmd|order|symvers)$)'
 cd "$top"
 if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$top" ]; then

@@ -12,10 +12,18 @@
 #   - ENA_SRC = a source with Eric Dumazet's variant (an unconditional
 #     doorbell on the drop path), through `dkms autoinstall`;
 #   - a package whose tcp_dctcp_fixed does not compile (a copy with one
-#     broken line), ENA_SRC = the pristine source: ena and tsq_probe build.
+#     broken line), ENA_SRC = the pristine source, the operator opted in to
+#     our ena (TAILFIX_CONF): ena and tsq_probe build.
 # In each: dkms succeeds, exactly the other modules are built, make.log says
 # in one line why the module was skipped, and `dkms status` (a new dkms
-# process reading dkms.conf again) agrees with the build.  Nothing outside
+# process reading dkms.conf again) agrees with the build.  Then:
+#   - the pristine source without the opt-in: ena builds, is not installed,
+#     and make.log says so and how to opt in;
+#   - a kernel upgrade for which no module builds (the package built for a
+#     second kernel, then every source broken): `dkms autoinstall
+#     --kernelver K`, as the kernel packages' hooks run it, exits 0 and says
+#     why, and `dkms build` exits 77 (skipped), which DKMS's package postinst
+#     takes as "Skipped.".  Nothing outside
 # the test's temporary directory is touched: no depmod, no initramfs, no
 # module signing key.
 
@@ -97,15 +105,20 @@ pkgcopy "$TMP/pkg-dctcp"
 sed -i '0,/^#include/s//int tailfix_broken = tailfix_undeclared;\n&/' \
 	"$TMP/pkg-dctcp/tcp_dctcp_fixed/tcp_dctcp_fixed.c"
 
-# run_case NAME PKGDIR ENA_SRC ACTION: dkms add + ACTION for K in a private
-# tree; leaves $TMP/NAME/{dkms.log,modules,make.log,status}.
+# The operator's opt-in to our ena (dkms.conf reads TAILFIX_CONF).
+echo ENA_DRIVER=tailfix >"$TMP/opted-in.conf"
+: >"$TMP/default.conf"
+
+# run_case NAME PKGDIR ENA_SRC ACTION [CONF]: dkms add + ACTION for K in a
+# private tree, with the setting file CONF (default: opted in); leaves
+# $TMP/NAME/{dkms.log,modules,make.log,status}.
 run_case() {
-	local name=$1 pkg=$2 src=$3 action=$4 d=$TMP/$1 t0 rc
+	local name=$1 pkg=$2 src=$3 action=$4 conf=${5:-$TMP/opted-in.conf} d=$TMP/$1 t0 rc
 	local dk
 
 	mkdir -p "$d/src" "$d/dkms" "$d/install/$K"
 	cp -r "$pkg" "$d/src/$PKG-$VER"
-	dk=(env ENA_SRC="$src" sign_file="$d/no-sign-file"
+	dk=(env ENA_SRC="$src" sign_file="$d/no-sign-file" TAILFIX_CONF="$conf"
 	    dkms --dkmstree "$d/dkms" --sourcetree "$d/src" --installtree "$d/install")
 	t0=$(date +%s)
 	"${dk[@]}" add "$PKG/$VER" >"$d/dkms.log" 2>&1
@@ -164,6 +177,61 @@ expect eric "tcp_dctcp_fixed tsq_probe" ena \
 run_case dctcp "$TMP/pkg-dctcp" "$TMP/ena-pristine" build
 expect dctcp "ena tsq_probe" tcp_dctcp_fixed \
 	"tcp_dctcp_fixed does not compile for $K: tcp_dctcp_fixed/tcp_dctcp_fixed.c:[0-9]*:[0-9]*: error: .*tailfix_undeclared" built
+
+# Not opted in: ena is built (so the operator knows it would), not installed.
+run_case default "$TMP/pkg" "$TMP/ena-pristine" install "$TMP/default.conf"
+check "default: dkms succeeds" test "$(cat "$TMP/default/rc")" -eq 0
+check "default: only tsq_probe and tcp_dctcp_fixed are built and installed" \
+	test "$(cat "$TMP/default/modules") / $(find "$TMP/default/install/$K" -name '*.ko*' -printf '%f\n' |
+		sed 's/\.ko.*//' | sort | paste -sd' ' -)" = "tcp_dctcp_fixed tsq_probe / tcp_dctcp_fixed tsq_probe"
+check "default: make.log says ena built, not installed, and how to opt in" \
+	grep -q "^ena-tcp-tailfix: ena built for $K.*, not installed: the kernel's own ena stays in use (opt in: ena-tcp-tailfix ena enable)$" \
+	"$TMP/default/make.log"
+
+# A kernel upgrade for which nothing builds.  The package is built for a
+# second kernel first, as on a host that runs one, so that bookworm's dkms
+# reads dkms.conf with that kernel during the autoinstall of K.
+K2=
+for b in /lib/modules/*/build; do
+	k=$(basename "$(dirname "$b")")
+	[ -f "$b/Makefile" ] && [ "$k" != "$K" ] && K2=$k && break
+done
+if [ -z "$K2" ]; then
+	check_skip "upgrade: a kernel where nothing builds does not fail autoinstall" \
+		"one kernel with headers here, two needed"
+else
+	d=$TMP/upgrade
+	mkdir -p "$d/src" "$d/dkms" "$d/install/$K" "$d/install/$K2"
+	cp -r "$TMP/pkg" "$d/src/$PKG-$VER"
+	dk=(env ENA_SRC=/nonexistent sign_file="$d/no-sign-file" TAILFIX_CONF="$TMP/default.conf"
+	    dkms --dkmstree "$d/dkms" --sourcetree "$d/src" --installtree "$d/install")
+	"${dk[@]}" add "$PKG/$VER" >"$d/dkms.log" 2>&1
+	"${dk[@]}" install "$PKG/$VER" -k "$K2" --no-depmod --no-initrd >>"$d/dkms.log" 2>&1
+	check "upgrade: installed for $K2 first" grep -q ': installed' \
+		<("${dk[@]}" status "$PKG/$VER" -k "$K2" 2>&1)
+	# Every module made not to compile (ena: no source), as a future
+	# kernel API break would.
+	for f in "$d/src/$PKG-$VER/tsq_probe/tsq_probe.c" "$d/src/$PKG-$VER/tcp_dctcp_fixed/tcp_dctcp_fixed.c"; do
+		sed -i '0,/^#include/s//int tailfix_broken = tailfix_undeclared;\n&/' "$f"
+	done
+	rc=0
+	"${dk[@]}" autoinstall --kernelver "$K" --no-depmod --no-initrd >"$d/auto.log" 2>&1 || rc=$?
+	sed 's/^/# upgrade: autoinstall: /' "$d/auto.log"
+	check "upgrade: dkms autoinstall --kernelver $K exits 0 (exit $rc)" test "$rc" -eq 0
+	check "upgrade: it says the package was skipped for $K and where the reasons are" \
+		grep -q "^ena-tcp-tailfix: skipped for $K: no module builds for it (why, per module: .*/.tailfix-probe/$K/result)" "$d/auto.log"
+	check "upgrade: the reasons name each module" bash -c \
+		"grep -q '^skip tsq_probe tsq_probe does not compile' $d/dkms/$PKG/$VER/.tailfix-probe/$K/result &&
+		 grep -q '^skip tcp_dctcp_fixed tcp_dctcp_fixed does not compile' $d/dkms/$PKG/$VER/.tailfix-probe/$K/result &&
+		 grep -q '^skip ena ' $d/dkms/$PKG/$VER/.tailfix-probe/$K/result"
+	rc=0
+	"${dk[@]}" build "$PKG/$VER" -k "$K" >"$d/build.log" 2>&1 || rc=$?
+	check "upgrade: dkms build for $K exits 77, skipped (exit $rc)" test "$rc" -eq 77
+	check "upgrade: nothing built or installed for $K" \
+		test -z "$(find "$d/install/$K" "$d/dkms/$PKG/$VER/$K" -name '*.ko*' 2>/dev/null)"
+	check "upgrade: $K2 keeps its modules" grep -q ': installed' \
+		<("${dk[@]}" status "$PKG/$VER" -k "$K2" 2>&1)
+fi
 
 check "nothing written to the host's /var/lib/dkms (tree, signing key)" \
 	test "$(host_dkms)" = "$host_before"

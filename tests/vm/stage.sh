@@ -108,6 +108,14 @@ if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 	fi
 	[ -n "$kernels" ] || { log "no kernel in the $kind root matches '${TAILFIX_STAGE_KERNELS:-.}'"; exit 1; }
 	: >"$dkmslog"
+	# The guests test this package's ena: they opt in to it as an
+	# operator does (what `ena-tcp-tailfix ena enable` writes), before
+	# DKMS builds, so that DKMS installs it.
+	echo ENA_DRIVER=tailfix >"$work/etc/ena-tcp-tailfix.conf"
+	install -D -m 0755 "$top/ena/ena-load" "$work/usr/lib/ena-tcp-tailfix/ena-load"
+	printf '%s\n' '# Written by `ena-tcp-tailfix ena enable`, removed by `ena-tcp-tailfix ena disable`.' \
+		'install ena /usr/lib/ena-tcp-tailfix/ena-load $CMDLINE_OPTS' \
+		>"$work/etc/modprobe.d/ena-tcp-tailfix-ena.conf"
 	chroot "$work" dkms add "ena-tcp-tailfix/$version" >>"$dkmslog" 2>&1 ||
 		{ cat "$dkmslog" >&2; log "dkms add failed"; exit 1; }
 	# The oldest kernel gets `dkms install`, as on a host where the
