@@ -37,10 +37,11 @@
 #      (6.1.0-57-cloud-amd64 -> 6.1): /usr/src/linux-source-X.Y.tar.*
 #      (Debian), /usr/src/linux-source-X.Y.*/linux-source-X.Y.*.tar.* (Ubuntu)
 #      or an already unpacked /usr/src/linux-source-X.Y[.*]/ tree.
-#   4. An amzn-drivers checkout under /usr/src (/usr/src/amzn-drivers*/,
-#      the newest), where Amazon's instructions put it: on Amazon Linux and
-#      RHEL there is no kernel source package.
-#   Only the ENA files are extracted from a tarball.
+#   An amzn-drivers checkout under /usr/src is never taken on its own: on a
+#   host that installed Amazon's driver with its own DKMS recipe, that
+#   package owns ena (ena-tcp-tailfix ena enable refuses there).  To build
+#   from amzn-drivers on purpose (Amazon Linux, RHEL: no kernel source
+#   package), set ENA_SRC to the checkout or its release tarball.
 #
 # amzn-drivers: the out-of-tree driver builds from kernel headers alone; its
 # own configure.sh compile-tests the kernel's features.  It already rings
@@ -216,13 +217,6 @@ locate_source()
 			return 0
 		fi
 	done
-
-	d=$(ls -d "$USR_SRC"/amzn-drivers*/kernel/linux 2>/dev/null | sort -V | tail -n1)
-	if [ -n "$d" ] && [ -f "$d/ena/configure.sh" ] && [ -f "$d/ena/ena_netdev.c" ]; then
-		SRC_KIND=amzn SRC_PATH=$d
-		SRC_DESC="amzn-drivers checkout ${d%/kernel/linux}"
-		return 0
-	fi
 
 	[ $probe -eq 1 ] && die 1 "no ENA source for $KVER: $how_to"
 	die 3 "no ENA source for $KVER: $how_to"
