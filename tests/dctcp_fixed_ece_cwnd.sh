@@ -24,8 +24,8 @@
 require_root
 require_cmd ip ethtool python3
 python3 -c 'import scapy.layers.inet' 2>/dev/null || skip "python3 scapy not installed"
-require_module tcp_dctcp_fixed
 require_disruptive "sets tcp_dctcp_fixed's min_cwnd_after_ce, a module-wide parameter"
+require_module tcp_dctcp_fixed
 
 PARAMS=/sys/module/tcp_dctcp_fixed/parameters
 PEER="$TESTS_DIR/dctcp_fixed_peer.py"

@@ -25,8 +25,7 @@ require_module tcp_dctcp_fixed
 PD=$TOOLS_DIR/packetdrill
 [ -x "$PD" ] || skip "packetdrill not built (tests/tools/build-packetdrill.sh $PD: needs bison, flex and its source, see scripts/third-party.sh)"
 if [ ! -c /dev/net/tun ]; then
-	module_return_on_exit tun
-	modprobe tun 2>/dev/null
+	module_load_own tun
 	wait_for 5 test -c /dev/net/tun || skip "no /dev/net/tun (tun module) for packetdrill"
 fi
 SCRIPTS=$TESTS_DIR/packetdrill
@@ -63,8 +62,7 @@ refuted() {
 
 have_dctcp=0
 if [ -e "$TAILFIX_SYSFS/module/tcp_dctcp" ] || modprobe -n tcp_dctcp 2>/dev/null; then
-	module_return_on_exit tcp_dctcp
-	modprobe tcp_dctcp 2>/dev/null && have_dctcp=1
+	module_load_own tcp_dctcp && have_dctcp=1
 fi
 
 dmesg_mark

@@ -139,19 +139,54 @@ ena_in_use() {
 	return 1
 }
 
-# module_restore_on_exit MOD: when MOD is loaded now, reload it on exit with
-# the parameter values it has now, whatever the test does to it in between.
-# Call it before the test's own on_exit cleanups: they run in reverse order.
-module_restore_on_exit() {
-	local mod=$1 p args=""
+# Modules a test meets loaded were loaded by the host's operator, with the
+# parameters the operator chose; unloading one, even to reload it, changes
+# the host under its users (a reload of tcp_dctcp_fixed drops dctcp_fixed
+# from net.ipv4.tcp_allowed_congestion_control, and unprivileged sockets
+# get EPERM).  So a test either uses such a module as it is
+# (module_load_own, require_module) or, when it must unload it or load it
+# with parameters of its own, skips unless the run is disruptive
+# (module_return_on_exit).  Only a module the test loaded itself is
+# unloaded when it ends.  _MODS_OWN lists those, space-separated.
+_MODS_OWN=" "
 
-	[ -e "$TAILFIX_SYSFS/module/$mod/initstate" ] || return 0
+# module_loaded MOD: MOD is in the kernel now (loaded, or built in).
+module_loaded() { [ -e "$TAILFIX_SYSFS/module/$1" ]; }
+
+# _module_own MOD: MOD is not loaded now, so whatever of it the test loads
+# is the test's: unloaded on exit, retried for up to 10 s while the
+# sockets of deleted namespaces still hold it.
+_module_own() {
+	[[ $_MODS_OWN == *" $1 "* ]] && return 0
+	_MODS_OWN+="$1 "
+	on_exit "wait_for 10 module_unloaded $1"
+}
+
+# module_restore_on_exit MOD: the disruptive path for a MOD the host had
+# loaded and the test unloads: skips unless TAILFIX_DISRUPTIVE=1, then on
+# exit reloads MOD with the parameter values it has now and puts back the
+# allowed congestion controls the reload drops.  Call it before the test's
+# own on_exit cleanups: they run in reverse order.
+module_restore_on_exit() {
+	local mod=$1 p args="" cc
+
+	module_loaded "$mod" || return 0
+	require_disruptive "$mod is loaded here with the operator's parameters: not reloading it"
+	[ -e "$TAILFIX_SYSFS/module/$mod/initstate" ] || return 0	# built in
 	for p in "$TAILFIX_SYSFS/module/$mod/parameters"/*; do
 		[ -f "$p" ] && [ -r "$p" ] || continue
 		args+=" $(printf '%q' "${p##*/}=$(cat "$p")")"
 	done
+	cc=$(cat "$_CC_ALLOWED" 2>/dev/null)
 	log "$mod was loaded before the test: reloaded on exit with:$args"
-	on_exit "modprobe -r $mod; modprobe $mod$args"
+	on_exit "modprobe -r $mod; modprobe $mod$args; _cc_allowed_put $(printf '%q' "$cc")"
+}
+
+# _cc_allowed_put LIST: the allowed congestion controls are LIST again.
+_CC_ALLOWED=${TAILFIX_PROCFS:-/proc}/sys/net/ipv4/tcp_allowed_congestion_control
+_cc_allowed_put() {
+	[ -n "$1" ] && [ "$(cat "$_CC_ALLOWED" 2>/dev/null)" != "$1" ] || return 0
+	echo "$1" >"$_CC_ALLOWED"
 }
 
 # ko_put_as INSTALLED KO: write the module KO over the installed module file
@@ -178,6 +213,8 @@ mutants_setup() {
 	MUT_KDIR=/lib/modules/$(uname -r)/build
 	[ -d "$MUT_KDIR" ] || skip "no kernel headers for $(uname -r)"
 	MUT_INSTALLED=$(modinfo -n "$MUT_MOD") || fail "modinfo -n $MUT_MOD"
+	# mutant_run unloads MOD: one the host had loaded is reloaded after
+	module_return_on_exit "$MUT_MOD"
 	MUT_TMP=$(mktemp -d)
 	cp "$MUT_INSTALLED" "$MUT_TMP/real.ko"
 	on_exit "cp '$MUT_TMP/real.ko' '$MUT_INSTALLED'; rmmod $MUT_MOD 2>/dev/null; rm -rf '$MUT_TMP'"
@@ -239,16 +276,32 @@ module_unloaded() {
 	[ ! -e "$TAILFIX_SYSFS/module/$1" ]
 }
 
-# module_return_on_exit MOD: whatever the test does to MOD, on exit it is
-# as it is now: reloaded with its present parameters when it is loaded now
-# (module_restore_on_exit), unloaded when it is not -- retried for up to
-# 10 s while the sockets of deleted namespaces still hold it.
+# module_return_on_exit MOD: for a test that unloads MOD or loads it with
+# parameters of its own: whatever it does, on exit MOD is as it is now.
+# Not loaded now: unloaded on exit.  Loaded by the test itself
+# (module_load_own): nothing more to do.  Loaded before the test: the test
+# skips unless it is disruptive, and MOD is then reloaded on exit with its
+# present parameters (module_restore_on_exit).
 module_return_on_exit() {
-	if [ -e "$TAILFIX_SYSFS/module/$1/initstate" ]; then
+	[[ $_MODS_OWN == *" $1 "* ]] && return 0
+	if module_loaded "$1"; then
 		module_restore_on_exit "$1"
 	else
-		on_exit "wait_for 10 module_unloaded $1"
+		_module_own "$1"
 	fi
+}
+
+# module_load_own MOD: MOD loaded for the test, its status modprobe's.  A
+# MOD loaded before the test is used as it is (the operator's parameters)
+# and stays loaded; one the test loads here is unloaded on exit.
+module_load_own() {
+	if module_loaded "$1"; then
+		[[ $_MODS_OWN == *" $1 "* ]] ||
+			log "$1 was loaded before the test: used as it is, left loaded"
+		return 0
+	fi
+	_module_own "$1"
+	modprobe "$1" 2>/dev/null
 }
 
 require_cmd() {
@@ -267,10 +320,10 @@ require_tcp_diag() {
 		skip "no tcp_diag in this kernel: ss -i cannot read tcp_info"
 }
 
-# require_module mod: load it (kernel module or one of ours) or skip.
+# require_module MOD: MOD loaded (kernel module or one of ours) or skip; a
+# MOD loaded before the test is used as it is (module_load_own).
 require_module() {
-	module_return_on_exit "$1"
-	modprobe "$1" 2>/dev/null || skip "module $1 not available for $(uname -r)"
+	module_load_own "$1" || skip "module $1 not available for $(uname -r)"
 }
 
 # require_tool name: one of our helper programs under tests/tools.
@@ -728,13 +781,10 @@ kv() { awk -v k="$2" -F '[= ]' '$1 == k { print $2; exit }' "$1"; }
 
 # require_tsq_probe: root, the module installed, and not loaded yet.  A
 # tsq_probe the host had loaded is only unloaded for a disruptive run, and is
-# reloaded with its parameters on exit.
+# reloaded with its parameters on exit (module_return_on_exit).
 require_tsq_probe() {
 	require_root
 	modinfo tsq_probe >/dev/null 2>&1 || skip "tsq_probe is not installed for $(uname -r)"
-	if [ -e "$TAILFIX_SYSFS/module/tsq_probe" ]; then
-		require_disruptive "tsq_probe is loaded here and the test unloads it"
-	fi
 	# whatever the test loads (a fault-injecting tsq_probe) is gone when it
 	# ends, also when it fails or the runner's timeout kills it
 	module_return_on_exit tsq_probe

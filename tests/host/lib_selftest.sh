@@ -6,6 +6,12 @@
 #   require_disruptive   skips unless TAILFIX_DISRUPTIVE=1
 #   require_tsq_probe    a tsq_probe the host had loaded is left alone unless
 #   module_restore_on_exit  disruptive, and reloaded with its parameters
+#   require_module       a module loaded before the test is used as it is,
+#   module_return_on_exit   never reloaded unless disruptive; only one the
+#                        test loaded is unloaded at exit
+#   the gates            a test's require_disruptive comes before its module
+#                        helpers; every mutant and fake (tests/mutants/)
+#                        skips without TAILFIX_DISRUPTIVE=1
 #   ena_in_use           (more in host/ena_guard.sh)
 #   doc_keys, stats_has_keys   the README's keys, all of them
 #   kprobes_added/_same  registration seen in kprobes/list, by symbol
@@ -74,8 +80,16 @@ echo live >"$tmp/sys/module/tsq_probe/initstate"
 echo Y >"$tmp/sys/module/tsq_probe/parameters/fault_inject"
 echo 300 >"$tmp/sys/module/tsq_probe/parameters/fault_ppm"
 echo N >"$tmp/sys/module/tsq_probe/parameters/recover"
-# (FAKE_RM=1: "modprobe -r MOD" also removes the fake /sys/module/MOD)
-printf '#!/bin/sh\necho "modprobe $*" >>"$FAKE_LOG"\n[ "$FAKE_RM$1" = 1-r ] && rm -rf "$TAILFIX_SYSFS/module/$2"\nexit 0\n' >"$tmp/bin/modprobe"
+# (FAKE_RM=1: "modprobe -r MOD" also removes the fake /sys/module/MOD,
+# and "modprobe MOD" makes it)
+mkdir -p "$tmp/proc/sys/net/ipv4"
+cat >"$tmp/bin/modprobe" <<'FAKE'
+#!/bin/sh
+echo "modprobe $*" >>"$FAKE_LOG"
+[ "$FAKE_RM$1" = 1-r ] && rm -rf "$TAILFIX_SYSFS/module/$2"
+[ "$FAKE_RM" = 1 ] && [ "$1" != -r ] && mkdir -p "$TAILFIX_SYSFS/module/$1"
+exit 0
+FAKE
 printf '#!/bin/sh\necho "modinfo $*" >>"$FAKE_LOG"\necho /lib/modules/x/updates/dkms/tsq_probe.ko\n' >"$tmp/bin/modinfo"
 chmod +x "$tmp/bin/"*
 # fake_host NAME 'VAR=VALUE ...' 'commands': in lib.sh on the fake host;
@@ -84,7 +98,9 @@ fake_host() {
 	local rc=0
 
 	: >"$tmp/$1.log"
-	in_lib "PATH=$tmp/bin:$PATH FAKE_LOG=$tmp/$1.log TAILFIX_SYSFS=$tmp/sys $2" "$3" >"$tmp/$1.out" 2>&1 || rc=$?
+	echo "reno cubic dctcp_fixed" >"$tmp/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+	in_lib "PATH=$tmp/bin:$PATH FAKE_LOG=$tmp/$1.log TAILFIX_SYSFS=$tmp/sys TAILFIX_PROCFS=$tmp/proc $2" "$3" \
+		>"$tmp/$1.out" 2>&1 || rc=$?
 	echo "$rc" >"$tmp/$1.rc"
 }
 fake_host nd "TAILFIX_DISRUPTIVE=" 'require_tsq_probe; echo went-on'
@@ -108,6 +124,113 @@ check "module_restore_on_exit: a module that was not loaded is not loaded on exi
 fake_host ret "FAKE_RM=1" 'module_return_on_exit loadedbytest; mkdir -p "$TAILFIX_SYSFS/module/loadedbytest"'
 check "module_return_on_exit: a module the test loaded is unloaded on exit" \
 	eval 'grep -qx "modprobe -r loadedbytest" "$tmp/ret.log" && [ ! -e "$tmp/sys/module/loadedbytest" ]'
+
+# A module loaded before the test is the operator's, with the parameters
+# the operator chose: used as it is, or the test skips; it is unloaded or
+# reloaded only in a disruptive run.
+# calls NAME RC [CALL...]: fake_host NAME exited RC and its modprobe calls
+# were exactly the CALLs (none without one).
+calls() {
+	local name=$1 rc=$2 got want=
+
+	shift 2
+	[ $# -eq 0 ] || want=$(printf '%s\n' "$@")
+	got=$(grep '^modprobe' "$tmp/$name.log")
+	[ "$(cat "$tmp/$name.rc")" = "$rc" ] && [ "$got" = "$want" ] || {
+		log "$name: exit $(cat "$tmp/$name.rc"), calls: $(tr '\n' ';' <"$tmp/$name.log")"
+		return 1
+	}
+}
+# used_as_is NAME: NAME went on without a modprobe.
+used_as_is() { calls "$1" 0 && grep -qx went-on "$tmp/$1.out"; }
+for d in "" 1; do
+	fake_host "use$d" "TAILFIX_DISRUPTIVE=$d" 'require_module tsq_probe; echo went-on'
+	check "require_module (TAILFIX_DISRUPTIVE='$d'): a module loaded before is used as it is, no modprobe" \
+		used_as_is "use$d"
+done
+check "require_module: says it uses the loaded module as it is" \
+	grep -q '^# tsq_probe was loaded before the test: used as it is, left loaded$' "$tmp/use.out"
+fake_host retnd "TAILFIX_DISRUPTIVE=" 'module_return_on_exit tsq_probe; echo went-on'
+reason="tsq_probe is loaded here with the operator's parameters: not reloading it"
+check "module_return_on_exit, loaded before, not disruptive: skips with the reason, no modprobe" \
+	eval 'calls retnd 4 && ! grep -q went-on "$tmp/retnd.out" &&
+		grep -qF "# SKIP disruptive ($reason)" "$tmp/retnd.out"'
+fake_host own "FAKE_RM=1" 'require_module mine && [ -e "$TAILFIX_SYSFS/module/mine" ] && echo went-on'
+check "require_module: a module the test loaded itself is unloaded on exit" \
+	eval 'calls own 0 "modprobe mine" "modprobe -r mine" && grep -qx went-on "$tmp/own.out" &&
+		[ ! -e "$tmp/sys/module/mine" ]'
+fake_host own2 "FAKE_RM=1" 'require_module mine2; module_return_on_exit mine2; require_module mine2'
+check "module_return_on_exit after require_module: the test's own module, no gate, unloaded once" \
+	calls own2 0 "modprobe mine2" "modprobe -r mine2"
+# The disruptive reload puts back the allowed congestion controls, from
+# which the kernel drops those of the unloaded module.
+fake_host cc "TAILFIX_DISRUPTIVE=1" 'module_return_on_exit tsq_probe
+	echo "reno cubic" >"$TAILFIX_PROCFS/sys/net/ipv4/tcp_allowed_congestion_control"'
+check "module_return_on_exit, disruptive: reloaded, tcp_allowed_congestion_control as it was" \
+	eval 'calls cc 0 "modprobe -r tsq_probe" "modprobe tsq_probe fault_inject=Y fault_ppm=300 recover=N" &&
+		[ "$(cat "$tmp/proc/sys/net/ipv4/tcp_allowed_congestion_control")" = "reno cubic dctcp_fixed" ]'
+# The mutant: require_module as it was, reloading a loaded module on exit.
+fake_host oldrm "TAILFIX_DISRUPTIVE=" 'require_module() {
+		local p a=
+		for p in "$TAILFIX_SYSFS/module/$1/parameters"/*; do a+=" ${p##*/}=$(cat "$p")"; done
+		on_exit "modprobe -r $1; modprobe $1$a"
+		modprobe "$1"
+	}
+	require_module tsq_probe; echo went-on'
+check "mutant (the old require_module, a reload on exit) fails the use-as-it-is check" \
+	eval '! used_as_is oldrm >/dev/null'
+
+# ---- the gates ---------------------------------------------------------------------
+# gate_order FILE: nothing before FILE's top-level require_disruptive loads,
+# unloads or reloads a module, so that the skip at that gate leaves the
+# host as it was; prints the lines that do.
+gate_order() {
+	awk '/^require_disruptive / { gate = 1; exit }
+	/^[ \t]*(require_module|module_return_on_exit|module_restore_on_exit|module_load_own|mutants_setup|modprobe -r|rmmod)( |$)/ {
+		bad = bad FILENAME ":" FNR ": " $0 "\n" }
+	END { if (gate && bad != "") { printf "%s", bad; exit 1 } }' "$1"
+}
+gates_first() {
+	local f rc=0
+
+	for f in "$TESTS_DIR"/*.sh "$TESTS_DIR"/mutants/*.sh; do
+		[ "${f##*/}" = lib.sh ] && continue
+		gate_order "$f" | sed 's/^/# before the gate: /'
+		[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+	done
+	return $rc
+}
+check "every test's require_disruptive comes before its module helpers" gates_first
+printf '%s\n' '. lib.sh' 'require_module tcp_dctcp_fixed' 'require_disruptive "x"' >"$tmp/late-gate.sh"
+check "mutant (the gate after require_module, as dctcp_fixed_ece_cwnd.sh had it) is caught" \
+	eval '! gate_order "$tmp/late-gate.sh" >/dev/null'
+
+# mutant_gated FILE: the first command of FILE, after cd, lib.sh and
+# require_root, is require_disruptive with its reason.
+mutant_gated() {
+	awk '/^[ \t]*(#|$)/ { next }
+	/^cd "\$\(dirname "\$0"\)\/\.\." \|\| exit 1$/ || /^\. .*lib\.sh"?$/ || /^require_root$/ { next }
+	{ ok = $0 ~ /^require_disruptive "[^"]+"$/; first = $0; exit }
+	END { if (!ok) print "# " FILENAME ": first command is not require_disruptive: " first; exit !ok }' "$1"
+}
+# mutant_skips FILE: FILE is gated (read, not run: a mutant that lost its
+# gate never runs here), and run without TAILFIX_DISRUPTIVE it skips at
+# once, with the reason.
+mutant_skips() {
+	local out rc=0
+
+	mutant_gated "$1" || return 1
+	out=$(env -u TAILFIX_DISRUPTIVE timeout 60 "$1" 2>&1) || rc=$?
+	[ "$rc" -eq 4 ] && grep -qE '^# SKIP (disruptive \(.+\): set TAILFIX_DISRUPTIVE=1|needs root)' <<<"$out" ||
+		{ log "${1##*/}: exit $rc: $(tail -2 <<<"$out" | tr '\n' ' ')"; return 1; }
+}
+for f in "$TESTS_DIR"/mutants/*.sh; do
+	check "mutants/${f##*/}: skips without TAILFIX_DISRUPTIVE=1, with the reason" mutant_skips "$f"
+done
+printf '%s\n' '#!/bin/bash' 'cd "$(dirname "$0")/.." || exit 1' '. ./lib.sh' 'umount /sys/kernel/debug' \
+	'require_disruptive "x"' >"$tmp/late-mutant.sh"
+check "mutant (a fake that acts before its gate, as load_no_debugfs.sh did) is caught" \
+	eval '! mutant_gated "$tmp/late-mutant.sh" >/dev/null'
 
 # ---- doc_keys / stats_has_keys -------------------------------------------------------
 mapfile -t keys < <(doc_keys "$TAILFIX_ROOT/tsq_probe/README.md")

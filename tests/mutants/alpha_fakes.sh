@@ -9,6 +9,7 @@
 #     exit status is never ignored, whatever the alpha figures say.
 . "$(dirname "$0")/../lib.sh"
 require_root
+require_disruptive "runs dctcp_fixed_alpha.sh with fake tc and python3"
 require_module tcp_dctcp_fixed
 
 fake=$(mktemp -d)

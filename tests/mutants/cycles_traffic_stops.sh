@@ -5,6 +5,8 @@
 # on traffic progress.
 # taint-expected: N (tsq_probe_cycles.sh injects faults, which taints TAINT_TEST)
 cd "$(dirname "$0")/.." || exit 1
+. ./lib.sh
+require_disruptive "runs tsq_probe_cycles.sh, which injects faults into every TCP socket, and stops its client"
 real=$(command -v modprobe)
 bin=$(mktemp -d)
 cat >"$bin/modprobe" <<EOS

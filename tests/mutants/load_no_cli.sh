@@ -3,6 +3,8 @@
 # Mutant for tsq_probe_load.sh: the CLI is missing.  Passes when the test
 # fails and names the CLI checks.
 cd "$(dirname "$0")/.." || exit 1
+. ./lib.sh
+require_disruptive "runs tsq_probe_load.sh, which loads and unloads tsq_probe"
 out=$(TSQ_PROBE_STAT=/nonexistent/tsq-probe-stat ./tsq_probe_load.sh 2>&1)
 rc=$?
 printf '%s\n' "$out" | sed 's/^/# /'

@@ -3,6 +3,8 @@
 # Fake for tsq_probe_load.sh: no debugfs (unmounted, and mount fails).  The
 # kprobe checks must say SKIP, not pass.
 cd "$(dirname "$0")/.." || exit 1
+. ./lib.sh
+require_disruptive "unmounts debugfs, runs tsq_probe_load.sh"
 umount /sys/kernel/debug 2>/dev/null
 bin=$(mktemp -d)
 printf '#!/bin/sh\nexit 32\n' >"$bin/mount"

@@ -8,6 +8,8 @@
 # Passes when the test catches each (and the probes were there while
 # loaded); the tracing state is put back either way.
 cd "$(dirname "$0")/.." || exit 1
+. ./lib.sh
+require_disruptive "hooks tcp_wfree with a kprobe and the function tracer, runs tsq_probe_load.sh"
 real=$(command -v modprobe)
 T=/sys/kernel/tracing
 mountpoint -q $T || mount -t tracefs nodev $T || exit 4

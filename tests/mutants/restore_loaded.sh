@@ -5,6 +5,7 @@
 # reloads it with recover=0 afterwards.
 cd "$(dirname "$0")/.." || exit 1
 . ./lib.sh
+require_disruptive "unloads tsq_probe and loads it with recover=0"
 modprobe -r tsq_probe 2>/dev/null
 modprobe tsq_probe recover=0 || skip "tsq_probe not installed"
 on_exit modprobe -r tsq_probe
