@@ -21,8 +21,14 @@
 # git am: the series applies to a git tree of 6.1 without the barrier (with
 #   Salvatore Dipietro as author of 0001), 0002 alone to 6.1.192, and git am
 #   refuses what a tree already has.
-# checkpatch --strict: 0002 clean; 0001 only what upstream's commit and the
+# checkpatch --strict: 0002 as its submitter sends it (their From: and
+#   Signed-off-by added) clean; 0001 only what upstream's commit and the
 #   stable "commit <sha> upstream." line carry.
+# Identities: every From: and *-by: line of both patches names someone the
+#   README accounts for (0001's are upstream's own); neither carries the
+#   submitter's, which the README says they add.  0001 is in the stable form:
+#   the "commit <sha> upstream." line first, then upstream's message.
+#   Mutants: an invented Signed-off-by and a placeholder From: fail it.
 # Mutants: a 0001 with barrier() and a 0002 that keeps READ_ONCE() must fail
 #   the model check.
 
@@ -35,6 +41,8 @@ P1=${TSQ_PATCH1:-$PDIR/0001-tcp-Add-memory-barrier-to-tcp_push.patch}
 P2=${TSQ_PATCH2:-$PDIR/0002-tcp-read-sk_tsq_flags-with-smp_load_acquire-in-tcp_wfree.patch}
 [ -f "$P1" ] || fail "patch $P1 missing"
 [ -f "$P2" ] || fail "patch $P2 missing"
+README=$PDIR/README
+[ -f "$README" ] || fail "$README missing"
 SRC_DIR=${LINUX_SOURCE_DIR:-/usr/src}
 for ver in 6.1 6.12; do
 	[ -f "$SRC_DIR/linux-source-$ver.tar.xz" ] ||
@@ -212,6 +220,17 @@ wait "$pid" || fail "cannot extract $FILES from linux-source-6.1"
 mktree t61 "$TMP/src-6.1"
 mktree t612 "$TMP/src-6.12"
 
+# as_sent PATCH OUT: PATCH as its submitter sends it: their From: if it has
+# no author (a backport keeps upstream's), their Signed-off-by last.
+PERSON="Test Person <test.person@example.org>"
+as_sent() {
+	awk -v p="$PERSON" 'NR == 2 && !/^From: / { print "From: " p }
+		!done && /^---$/ { print "Signed-off-by: " p; done = 1 } { print }' "$1" >"$2"
+}
+P1S=$TMP/sent-${P1##*/}
+P2S=$TMP/sent-${P2##*/}
+as_sent "$P1" "$P1S" && as_sent "$P2" "$P2S" || fail "cannot write the patches as sent"
+
 # ---- 0001: the tcp_push() barrier (7267e8dcad6b) ----
 BARRIER_ERE='[[:space:]]+smp_mb__after_atomic\(\);'
 for ver in 61 612; do
@@ -277,8 +296,8 @@ check "6.1 without 0001, + 0001 only: still loses on arm64 (0002 needed)" \
 
 # ---- git am ----
 git_repo old t61-no1
-check "git am: 0001 and 0002 apply to a 6.1 tree without the barrier" \
-	git_am old "$P1" "$P2"
+check "git am: 0001 and 0002 (as sent) apply to a 6.1 tree without the barrier" \
+	git_am old "$P1S" "$P2S"
 check "git am: 0001 keeps its upstream author and date" \
 	commit_is old 1 "Salvatore Dipietro <dipiets@amazon.com>|2024-01-19 11:01:33 -0800"
 check "git am: the result is 6.1.192's tcp.c and 6.1 + 0002's tcp_output.c" \
@@ -286,17 +305,47 @@ check "git am: the result is 6.1.192's tcp.c and 6.1 + 0002's tcp_output.c" \
 git_repo 61 t61
 check "git am: 6.1.192 refuses 0001 (already applied)" \
 	git_am_refused 61 "$P1"
-check "git am: 0002 applies to 6.1.192" \
-	git_am 61 "$P2"
+check "git am: 0002 (as sent) applies to 6.1.192" \
+	git_am 61 "$P2S"
 git_repo 612 t612
 check "git am: 6.12.118 refuses 0001 and 0002" \
-	git_am_refused_each 612 "$P1" "$P2"
+	git_am_refused_each 612 "$P1" "$P2S"
 
 # ---- provenance and style ----
 check "0001: upstream author, commit line and Fixes tag" \
 	has_lines "$P1" "From: Salvatore Dipietro <dipiets@amazon.com>" \
 	"commit 7267e8dcad6b2f9fce05a6a06335d7040acbc2b6 upstream." \
 	'Fixes: 7aa5470c2c09 ("tcp: tsq: move tsq_flags close to sk_wmem_alloc")'
+check "0001: stable form, the commit line first, then upstream's message and tags" \
+	eval '[ "$(sed -n "1,/^\$/d; /^commit /{p; q}; /./q" "$P1")" = \
+		"commit 7267e8dcad6b2f9fce05a6a06335d7040acbc2b6 upstream." ] &&
+		has_lines "$P1" \
+		"On CPUs with weak memory models, reads and updates performed by tcp_push" \
+		"Reviewed-by: Eric Dumazet <edumazet@google.com>" \
+		"Link: https://lore.kernel.org/r/20240119190133.43698-1-dipiets@amazon.com" \
+		"Signed-off-by: Paolo Abeni <pabeni@redhat.com>"'
+
+# accounted PATCH...: every From: and *-by: line above the first "---" names
+# someone the README names (a folded From: is checked by its first line).
+accounted() {
+	local p l bad=0
+	for p; do
+		while read -r l; do
+			grep -qF -- "${l#*: }" "$README" || { log "${p##*/}: not in README: $l"; bad=1; }
+		done < <(sed -n '/^---$/q; /^From: /p; /^[A-Za-z-]*-by: /p' "$p")
+	done
+	return $bad
+}
+check "identities: each From:/-by: line of 0001 and 0002 is accounted for in the README" \
+	accounted "$P1" "$P2"
+check "identities: no submitter's line in the files; the README says the submitter adds it" \
+	eval '! grep -q "^From: " "$P2" && grep -q "adds their own From: and Signed-off-by" "$README"'
+sed '0,/^---$/s//Signed-off-by: Seed 5efe1674 maintainers <maintainers@users.noreply.a-seed-5efe1674.example>\n---/' \
+	"$P2" >"$TMP/mut-sob.patch"
+sed '1a From: A Placeholder <placeholder@example.invalid>' "$P2" >"$TMP/mut-from.patch"
+check "mutants: an invented Signed-off-by and a placeholder From: are caught" \
+	eval '! cmp -s "$P2" "$TMP/mut-sob.patch" && ! accounted "$TMP/mut-sob.patch" &&
+		! cmp -s "$P2" "$TMP/mut-from.patch" && ! accounted "$TMP/mut-from.patch"'
 check "0002: Fixes tag and the upstream commit it matches" \
 	has_lines "$P2" \
 	'Fixes: 14afee4b6092 ("net: convert sock.sk_wmem_alloc from atomic_t to refcount_t")' \
@@ -319,11 +368,14 @@ checkpatch_findings() {
 }
 checkpatch_clean() { [ -z "$(checkpatch_findings "$1")" ] && [ "$(cat "$TMP/cp.rc")" = 0 ]; }
 checkpatch_only() { [ "$(checkpatch_findings "$1")" = "$2" ]; }
-check "checkpatch --strict: 0002 is clean" \
-	checkpatch_clean "$P2"
-# 0001 keeps upstream's line as it is (upstream has no comment on the barrier)
-# and the "commit <sha> upstream." line of stable-kernel-rules.rst.
-P1_EXPECTED="GIT_COMMIT_ID:commit 7267e8dcad6b2f9fce05a6a06335d7040acbc2b6 upstream.|$(printf 'MEMORY_BARRIER:+\t\t\tsmp_mb__after_atomic();')"
+check "checkpatch --strict: 0002 as sent is clean" \
+	checkpatch_clean "$P2S"
+# 0001 keeps upstream's line as it is (upstream has no comment on the barrier),
+# upstream's message (its servlet listing has a line over 75 columns) and the
+# "commit <sha> upstream." line of stable-kernel-rules.rst.
+P1_EXPECTED="$(printf '%s|' \
+	'COMMIT_LOG_LONG_LINE:    protected void doGet(HttpServletRequest request, HttpServletResponse response)' \
+	'GIT_COMMIT_ID:commit 7267e8dcad6b2f9fce05a6a06335d7040acbc2b6 upstream.')$(printf 'MEMORY_BARRIER:+\t\t\tsmp_mb__after_atomic();')"
 check "checkpatch --strict: 0001 has only upstream's and the stable line's findings" \
 	checkpatch_only "$P1" "$P1_EXPECTED"
 
