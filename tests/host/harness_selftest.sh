@@ -343,6 +343,48 @@ check "run_tests: N declared with '# taint-expected: N' passes" \
 mkt shellerr.sh 'check "negated, passes for the wrong reason" eval "! helper_defined_later"; ksft_finish'
 check "run_tests: a shell error (command not found) fails a program that exits 0" \
 	taint_run shellerr.sh "not ok 1 selftests: tailfix: $rel/shellerr.sh # exit=1"
+# A check that failed is not hidden by a skip after it; a run in which no
+# program passed says so in one line before the summary, and exits 1.
+# rt PROG...: run_tests.sh on the fake programs, from an untainted kernel;
+# output in $fake/rt.txt, exit status in $fake/rt.rc.
+rt() {
+	local p args=()
+	for p in "$@"; do args+=("$rel/$p"); done
+	echo 0 >"$TAILFIX_TAINT_FILE"
+	(cd "$TESTS_DIR" && ./run_tests.sh "${args[@]}") >"$fake/rt.txt" 2>&1
+	echo $? >"$fake/rt.rc"
+}
+rt_has() { grep -qx "$1" "$fake/rt.txt"; }
+mkt notokskip.sh 'check "broken" false; skip "a later reason"'
+mkt okskip.sh 'check "fine" true; skip "a later reason"'
+rt pass.sh notokskip.sh okskip.sh
+check "run_tests: 'not ok' and then a skip (exit 4) is a failure, and says why" \
+	eval 'rt_has "not ok 2 selftests: tailfix: $rel/notokskip.sh # exit=1" &&
+		rt_has "# $rel/notokskip.sh printed '"'not ok'"' and then skipped (exit 4): a skip does not hide a failed check" &&
+		[ "$(cat "$fake/rt.rc")" != 0 ]'
+check "run_tests: only 'ok' lines and then a skip stays a skip" \
+	rt_has "ok 3 selftests: tailfix: $rel/okskip.sh # SKIP a later reason"
+check "run_tests: ... and the summary counts the failure" rt_has "1 passed, 1 failed, 1 skipped"
+rt skip.sh okskip.sh
+check "run_tests: nothing passed: one 'no test passed' line, then the summary, last" \
+	eval '[ "$(tail -1 "$fake/rt.txt")" = "0 passed, 0 failed, 2 skipped" ] &&
+		[ "$(grep -c "no test passed" "$fake/rt.txt")" = 1 ] &&
+		tail -2 "$fake/rt.txt" | head -1 | grep -q "^# no test passed: 0 failed, 2 skipped of 2: "'
+check "run_tests: nothing passed, only skips: exit status 1" test "$(cat "$fake/rt.rc")" = 1
+rt pass.sh skip.sh
+check "run_tests: one passed and one skipped: exit 0, no 'no test passed' line" \
+	eval '[ "$(cat "$fake/rt.rc")" = 0 ] && ! grep -q "no test passed" "$fake/rt.txt"'
+# judge.sh reads the all-skip run as whole KTAP (the line is a diagnostic),
+# and fails it: its skips are allowed here, its exit status is not 0.
+rt skip.sh
+mkdir -p "$fake/allskip"
+cp "$fake/rt.txt" "$fake/allskip/ktap.txt"
+cp "$fake/rt.rc" "$fake/allskip/exit"
+printf '%s\treason for the fixture\n' "$rel/skip.sh" >"$fake/allskip.allow"
+check "judge: a run in which nothing passed is whole KTAP, and fails (its exit status)" \
+	eval '! "$JUDGE" --allow "$fake/allskip.allow" --expect "$rel/skip.sh" tests:x k amd64 "$fake/allskip" >"$fake/allskip.j" &&
+		! grep -q unparsable "$fake/allskip.j" && grep -q "TAILFIX-EXIT 1 with no failed test" "$fake/allskip.j" &&
+		tail -1 "$fake/allskip.j" | grep -qx "RESULT k amd64 0 1 1"'
 check "taint_expected: the fault-injecting tests declare N, tsq_probe_load.sh nothing" \
 	eval '[ "$(cd "$TESTS_DIR" && taint_expected tsq_probe_fault.sh)" = N ] &&
 		[ -z "$(cd "$TESTS_DIR" && taint_expected tsq_probe_load.sh)" ]'
@@ -404,6 +446,62 @@ term_twice() {
 check "lib.sh: a second SIGTERM during the restore does not cut it short" term_twice
 export TAILFIX_SYSFS=/sys
 unset TAILFIX_PROCFS
+
+# ---- guest-init.sh outside its guest ----
+# Run on a host, as a plain process or as PID 1 of a PID namespace (a
+# container's init), it must stop with one line before it mounts anything.
+# Safe whatever the script does: it runs as nobody (no mount, no reboot, no
+# write to /proc/sysrq-trigger), and the commands that change a host are
+# exported bash functions (they win over the script's own PATH) that only
+# log their name.
+gi=$(mktemp -d)
+on_exit "rm -rf $gi"
+chmod 755 "$gi"
+cp "$TESTS_DIR/vm/guest-init.sh" "$gi/guest-init.sh"
+# The mutant: the guard left out.
+awk '/^# Only as the init of a test guest/ { skip = 1 }
+	!skip { print }
+	skip && /^\texit 1$/ { end = 1; next }
+	end && /^fi$/ { skip = 0; end = 0 }' "$gi/guest-init.sh" >"$gi/noguard.sh"
+nobody=()
+[ "$(id -u)" -eq 0 ] && nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+# gi_run SCRIPT [WRAPPER...]: SCRIPT by bash under WRAPPER, as nobody;
+# output in $gi/out, status in $gi/rc, the faked commands it called in $gi/calls.
+gi_run() {
+	local script=$1 c
+	shift
+	: >"$gi/calls"
+	chmod 666 "$gi/calls"
+	(
+		for c in mount umount poweroff reboot halt python3 hostname ip modprobe dmesg dkms \
+			tar sync mkdir ln make; do
+			eval "$c() { echo \"$c \$*\" >>'$gi/calls'; return 1; }"
+			export -f "${c?}"
+		done
+		exec env -u TAILFIX_DISRUPTIVE timeout 30 "$@" "${nobody[@]}" bash "$script"
+	) >"$gi/out" 2>&1
+	echo $? >"$gi/rc"
+}
+# refused: exit 1, one line saying so, no faked command called.
+refused() {
+	[ "$(cat "$gi/rc")" = 1 ] && [ "$(wc -l <"$gi/out")" = 1 ] &&
+		grep -q '^guest-init.sh: refusing to run: not PID 1 of a tailfix test guest' "$gi/out" &&
+		[ ! -s "$gi/calls" ] ||
+		{ log "exit $(cat "$gi/rc"), $(wc -l <"$gi/out") lines ($(head -1 "$gi/out")), called: $(head -3 "$gi/calls" | tr '\n' ';')"; return 1; }
+}
+gi_run "$gi/guest-init.sh"
+check "guest-init.sh as a plain process: refuses in one line, exit 1, before any mount" refused
+pid1=(unshare --pid --fork)
+[ "$(id -u)" -eq 0 ] || pid1=(unshare --user --map-root-user --pid --fork)
+if "${pid1[@]}" true 2>/dev/null; then
+	gi_run "$gi/guest-init.sh" "${pid1[@]}"
+	check "guest-init.sh as PID 1 of a PID namespace, no tailfix.run= on the command line: refuses" refused
+else
+	check_skip "guest-init.sh as PID 1 of a PID namespace" "no PID namespace for $(id -un) here"
+fi
+gi_run "$gi/noguard.sh"
+check "mutant (guest-init.sh without its guard) is caught: it goes on to mount" \
+	eval '! grep -q refusing "$gi/noguard.sh" && ! refused >/dev/null && grep -q "^mount " "$gi/calls"'
 
 # ---- run.sh around a fake QEMU: results from the disk, cancel kills it ----
 fq=$TMP/fakeqemu

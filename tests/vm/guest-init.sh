@@ -21,6 +21,17 @@
 #   tailfix.run=demo|bench       tests/vm/guest-demo.sh / bench/run-guest.sh
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LC_ALL=C
+# Only as the init of a test guest: run on a host, what follows would mount
+# tmpfs over the host's /run and /tmp and power it off.  The kernel command
+# line is read where the initramfs left /proc mounted (run.sh boots with
+# one); a PID 1 that finds no /proc has just been started by a kernel.
+if [ "$$" -eq 1 ] && [ ! -r /proc/cmdline ]; then
+	mount -t proc proc /proc
+fi
+if [ "$$" -ne 1 ] || ! grep -qs 'tailfix\.run=' /proc/cmdline; then
+	echo "guest-init.sh: refusing to run: not PID 1 of a tailfix test guest (PID $$; the kernel command line has no tailfix.run=)" >&2
+	exit 1
+fi
 # A guest is a dedicated machine: the tests that change global state run.
 export TAILFIX_DISRUPTIVE=1
 
