@@ -77,27 +77,43 @@ fi
 [ "$f" = version ] && [ -f "$m" ] && sed -n 's/^version=//p' "$m" && exit 0
 exit 1
 EOF
-# dkms remove|install -m M -v V -k K: logs "verb K conf=SETTING" into
-# $TAILFIX_SYSROOT/dkms.calls; install copies the built modules to
-# updates/dkms (ena only with ENA_DRIVER=tailfix, as dkms.conf lists it),
-# remove deletes them.  FAKE_DKMS_FAIL=K fails every call for K.
+# dkms unbuild|remove|install|add -m M -v V [-k K]: logs "verb [K]
+# conf=SETTING" into $TAILFIX_SYSROOT/dkms.calls.  install copies the built
+# modules to updates/dkms (ena only with ENA_DRIVER=tailfix, as dkms.conf
+# lists it); unbuild deletes them; remove also takes the build away, and
+# the whole version, source included, when no other kernel has a build (as
+# dkms 3.0.10 does).  FAKE_DKMS_FAIL=K fails every call for K;
+# FAKE_DKMS_OLD=1 has no unbuild (dkms 2.x).
 cat >"$tmp/bin/dkms" <<'EOF'
 #!/bin/bash
 verb=$1; shift
+k=
 while [ $# -gt 0 ]; do
 	case $1 in -m) m=$2 ;; -v) v=$2 ;; -k) k=$2 ;; esac
 	shift 2
 done
 r=$TAILFIX_SYSROOT
 conf=$(sed -n 's/^ENA_DRIVER=//p' "$r/etc/ena-tcp-tailfix.conf" 2>/dev/null)
-echo "$verb $k conf=${conf:-none}" >>"$r/dkms.calls"
-[ "$k" != "${FAKE_DKMS_FAIL:-}" ] || { echo "Error! Bad return status for module build on kernel: $k" >&2; exit 10; }
+echo "$verb${k:+ $k} conf=${conf:-none}" >>"$r/dkms.calls"
+[ -z "$k" ] || [ "$k" != "${FAKE_DKMS_FAIL:-}" ] || { echo "Error! Bad return status for module build on kernel: $k" >&2; exit 10; }
+t=$r/var/lib/dkms/$m/$v
+[ "$verb" = add ] || [ -e "$t/source" ] || { echo "Error! The module/version combo: $m-$v is not located in the DKMS tree." >&2; exit 3; }
 dst=$r/lib/modules/$k/updates/dkms
 case $verb in
-remove) rm -f "$dst"/{tsq_probe,tcp_dctcp_fixed,ena}.ko* ;;
+unbuild)
+	[ "${FAKE_DKMS_OLD:-0}" = 0 ] || { echo "Error! Unknown action specified: unbuild" >&2; exit 1; }
+	rm -f "$dst"/{tsq_probe,tcp_dctcp_fixed,ena}.ko* ;;
+remove)
+	rm -f "$dst"/{tsq_probe,tcp_dctcp_fixed,ena}.ko*
+	mv "$t/$k" "$r/kept-build-$k"
+	ls -d "$t"/*/*/module >/dev/null 2>&1 || rm -rf "$t" ;;
+add)
+	mkdir -p "$t/source" ;;
 install)
+	# A build taken away by remove comes back as if rebuilt.
+	[ -d "$t/$k" ] || mv "$r/kept-build-$k" "$t/$k" 2>/dev/null
 	mkdir -p "$dst"
-	for f in "$r/var/lib/dkms/$m/$v/$k"/*/module/*.ko*; do
+	for f in "$t/$k"/*/module/*.ko*; do
 		[ -e "$f" ] || continue
 		case ${f##*/} in ena.ko*) [ "$conf" = tailfix ] || continue ;; esac
 		cp "$f" "$dst/"
@@ -393,8 +409,8 @@ check "enable: ENA_DRIVER=tailfix in the conf file, with a comment" bash -c \
 printf '%s\n' '# Written by `ena-tcp-tailfix ena enable`, removed by `ena-tcp-tailfix ena disable`.' \
 	'install ena /usr/lib/ena-tcp-tailfix/ena-load $CMDLINE_OPTS' >"$tmp/modprobe.want"
 check "enable: the modprobe.d file is exactly the two lines" cmp "$tmp/modprobe.want" "$tmp/c-ok/etc/modprobe.d/ena-tcp-tailfix-ena.conf"
-printf '%s\n' "remove $K1 conf=tailfix" "install $K1 conf=tailfix" "remove $K2 conf=tailfix" "install $K2 conf=tailfix" >"$tmp/enable.calls"
-check "enable: dkms remove then install, per kernel, after the setting" cmp "$tmp/enable.calls" "$tmp/c-ok/dkms.calls"
+printf '%s\n' "unbuild $K1 conf=tailfix" "install $K1 conf=tailfix" "unbuild $K2 conf=tailfix" "install $K2 conf=tailfix" >"$tmp/enable.calls"
+check "enable: dkms unbuild then install, per kernel, after the setting" cmp "$tmp/enable.calls" "$tmp/c-ok/dkms.calls"
 check "enable: ena installed for both kernels, said so, with the reboot hint" bash -c \
 	"[ -e '$tmp/c-ok/lib/modules/$K1/updates/dkms/ena.ko.xz' ] && [ -e '$tmp/c-ok/lib/modules/$K2/updates/dkms/ena.ko.xz' ] &&
 	 [ \$(grep -c 'ena is now installed: reboot (or rmmod ena && modprobe ena off the network path)' '$tmp/c-ok.out') = 2 ]"
@@ -404,8 +420,8 @@ check "status after enable: both kernels resolve to ours" bash -c \
 
 rm -f "$tmp/c-ok/dkms.calls"
 run c-ok ena disable
-printf '%s\n' "remove $K1 conf=tailfix" "remove $K2 conf=tailfix" "install $K1 conf=in-tree" "install $K2 conf=in-tree" >"$tmp/disable.calls"
-check "disable: every dkms remove before the setting flips, then install" cmp "$tmp/disable.calls" "$tmp/c-ok/dkms.calls"
+printf '%s\n' "unbuild $K1 conf=tailfix" "unbuild $K2 conf=tailfix" "install $K1 conf=in-tree" "install $K2 conf=in-tree" >"$tmp/disable.calls"
+check "disable: every dkms unbuild before the setting flips, then install" cmp "$tmp/disable.calls" "$tmp/c-ok/dkms.calls"
 check "disable: exit 0, ENA_DRIVER=in-tree, modprobe rule gone, no ena of ours" bash -c \
 	"[ \$(cat '$tmp/c-ok.rc') = 0 ] && grep -qx 'ENA_DRIVER=in-tree' '$tmp/c-ok/etc/ena-tcp-tailfix.conf' &&
 	 [ ! -e '$tmp/c-ok/etc/modprobe.d/ena-tcp-tailfix-ena.conf' ] && ! ls '$tmp/c-ok/lib/modules/'*/updates/dkms/ena.ko* 2>/dev/null &&
@@ -444,11 +460,34 @@ check "must fail: mutant (tcp_wfree() ordering from 6.1) misses the 6.1.158 arm6
 # A mutant disable that flips the setting before removing: the order check
 # must catch it.
 awk '/^cmd_ena_disable\(\)/ { inf = 1 }
-	inf && /# Remove while the setting still lists ena/ { print "\twrite_conf in-tree"; inf = 0 }
+	inf && /# Unbuild while the setting still lists ena/ { print "\twrite_conf in-tree"; inf = 0 }
 	{ print }' "$CLI" >"$tmp/mutant-order"
 chmod +x "$tmp/mutant-order"
 mkhost m-order 6.1.0-41-cloud-amd64 6.1.158-1 x86_64 ours off
 TEST_CLI=$tmp/mutant-order run m-order ena disable
-check "must fail: mutant (setting flipped before dkms remove) fails the order check" bash -c \
-	"! cmp -s '$CLI' '$tmp/mutant-order' && ! grep -qx 'remove 6.1.0-41-cloud-amd64 conf=tailfix' '$tmp/m-order/dkms.calls'"
+check "must fail: mutant (setting flipped before dkms unbuild) fails the order check" bash -c \
+	"! cmp -s '$CLI' '$tmp/mutant-order' && ! grep -qx 'unbuild 6.1.0-41-cloud-amd64 conf=tailfix' '$tmp/m-order/dkms.calls'"
+# dkms remove of the only kernel built unregisters the package (dkms
+# 3.0.10): an enable built on remove + install leaves nothing registered.
+sed 's/^\tdkms unbuild -m "\$PKG" -v "\$1" -k "\$2" && return 0$/\tdkms remove -m "$PKG" -v "$1" -k "$2"; return/' \
+	"$CLI" >"$tmp/mutant-remove"
+chmod +x "$tmp/mutant-remove"
+mkhost m-remove 6.1.0-41-cloud-amd64 6.1.158-1 x86_64 in-tree off
+TEST_CLI=$tmp/mutant-remove run m-remove ena enable
+check "must fail: mutant (dkms remove instead of unbuild) unregisters the package of a one-kernel host" bash -c \
+	"! cmp -s '$CLI' '$tmp/mutant-remove' && [ \$(cat '$tmp/m-remove.rc') = 1 ] &&
+	 [ ! -e '$tmp/m-remove/var/lib/dkms/ena-tcp-tailfix/0.1.0/source' ]"
+# The same one-kernel host with the real CLI, and with a dkms that has no
+# unbuild (remove, then add the source back).
+mkhost one "$K1" 6.1.158-1 x86_64 in-tree off
+run one ena enable
+check "one-kernel host: enable keeps the package registered, ena installed" bash -c \
+	"[ \$(cat '$tmp/one.rc') = 0 ] && [ -e '$tmp/one/var/lib/dkms/ena-tcp-tailfix/0.1.0/source' ] &&
+	 [ -e '$tmp/one/lib/modules/$K1/updates/dkms/ena.ko.xz' ]"
+mkhost old "$K1" 6.1.158-1 x86_64 in-tree off
+FAKE_DKMS_OLD=1 run old ena enable
+printf '%s\n' "unbuild $K1 conf=tailfix" "remove $K1 conf=tailfix" "add conf=tailfix" "install $K1 conf=tailfix" >"$tmp/old.calls"
+check "dkms without unbuild: remove, add back, install; ena installed" bash -c \
+	"[ \$(cat '$tmp/old.rc') = 0 ] && cmp '$tmp/old.calls' '$tmp/old/dkms.calls' &&
+	 [ -e '$tmp/old/lib/modules/$K1/updates/dkms/ena.ko.xz' ]"
 ksft_finish
