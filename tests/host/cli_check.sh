@@ -176,8 +176,10 @@ mkhost() {
 	on-*) mkdir -p "$r/sys/firmware/efi/efivars"; printf '\006\000\000\000\001' >"$r/sys/firmware/efi/efivars/$SB_VAR" ;;
 	esac
 	case $sb in on-enrolled) echo enrolled >"$r/fake-mok" ;; on-not) echo not >"$r/fake-mok" ;; on-nomok) echo error >"$r/fake-mok" ;; esac
-	mkdir -p "$r/var/lib/dkms"
+	mkdir -p "$r/var/lib/dkms" "$r/usr/lib/ena-tcp-tailfix"
 	echo "fake key" >"$r/var/lib/dkms/mok.pub"
+	printf '#!/bin/sh\n' >"$r/usr/lib/ena-tcp-tailfix/ena-load"
+	chmod +x "$r/usr/lib/ena-tcp-tailfix/ena-load"
 	addkernel "$name" "$k" "$arch"
 	[ "$drv" != ours ] || { echo ENA_DRIVER=tailfix >"$r/etc/ena-tcp-tailfix.conf"
 		echo "version=$k-tailfix0.1.0" >"$r/lib/modules/$k/updates/dkms/ena.ko.xz"; }
@@ -392,6 +394,13 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 else
 	check_skip "enable refused: not root" "needs root and setpriv to run it as another user"
 fi
+mkhost r-load 6.1.0-41-cloud-amd64 6.1.158-1 x86_64 in-tree off
+rm "$tmp/r-load/usr/lib/ena-tcp-tailfix/ena-load"
+check "enable refused: no ena-load helper (the modprobe rule would load no ena at all)" refused r-load \
+	'refused: /usr/lib/ena-tcp-tailfix/ena-load is missing'
+run r-sb check
+check "check under a refusal: the in-tree ena line says enable would be refused, and why" \
+	finding_is r-sb nic:eth0 action 'ena enable would be refused: Secure Boot is enforcing'
 # The controls: a Secure Boot host whose key is enrolled and a source at the
 # running kernel's version are not refused (the refusals above are for
 # their reason).
@@ -443,6 +452,20 @@ FAKE_DKMS_FAIL=$K1 run f-one ena enable
 check "enable with one kernel failing in dkms: exit 1, the other kernel installed" bash -c \
 	"[ \$(cat '$tmp/f-one.rc') = 1 ] && grep -q '$K1: the dkms rebuild failed' '$tmp/f-one.err' &&
 	 [ -e '$tmp/f-one/lib/modules/$K2/updates/dkms/ena.ko.xz' ] && grep -q '$K2: ena is now installed' '$tmp/f-one.out'"
+
+# A disable whose dkms step fails for one kernel: ours stays installed
+# there, so the modprobe rule (the fallback through ena-load) stays too.
+mkhost f-dis "$K1" 6.1.158-1 x86_64 ours off
+addkernel f-dis "$K2" x86_64
+echo "version=$K2-tailfix0.1.0" >"$tmp/f-dis/lib/modules/$K2/updates/dkms/ena.ko.xz"
+run f-dis ena enable
+FAKE_DKMS_FAIL=$K1 run f-dis ena disable
+check "disable with dkms failing for one kernel: exit 1, the modprobe rule kept, said so" bash -c \
+	"[ \$(cat '$tmp/f-dis.rc') = 1 ] && [ -e '$tmp/f-dis/etc/modprobe.d/ena-tcp-tailfix-ena.conf' ] &&
+	 grep -q 'still installed for $K1: .*kept' '$tmp/f-dis.err' && [ ! -e '$tmp/f-dis/lib/modules/$K2/updates/dkms/ena.ko.xz' ]"
+run f-dis ena disable
+check "disable again once dkms works: exit 0, the rule gone" bash -c \
+	"[ \$(cat '$tmp/f-dis.rc') = 0 ] && [ ! -e '$tmp/f-dis/etc/modprobe.d/ena-tcp-tailfix-ena.conf' ]"
 
 # --- the checks must be able to fail ---------------------------------------
 # A wrong fake: the 6.12 arm64 host must NOT show the tcp_wfree() exposure,
