@@ -375,6 +375,9 @@ mkdir -p "$tmp/r-amzn/var/lib/dkms/amzn-drivers/2.17.0/source"
 printf 'PACKAGE_NAME="amzn-drivers"\nBUILT_MODULE_NAME[0]="ena"\nDEST_MODULE_LOCATION[0]="/updates"\n' \
 	>"$tmp/r-amzn/var/lib/dkms/amzn-drivers/2.17.0/source/dkms.conf"
 check "enable refused: amzn-drivers registered in DKMS" refused r-amzn 'refused: another DKMS package builds a module named ena \(amzn-drivers/2\.17\.0\)'
+check_host r-amzn
+check "amzn-drivers in DKMS: the ena line says the opt-in would be refused, and why" \
+	finding_is r-amzn nic:eth0 action 'ena \(amzn\).*ena enable would be refused: another DKMS package builds a module named ena'
 mkhost r-src 6.1.0-41-cloud-amd64 6.1.158-1 x86_64 in-tree off
 mkdir -p "$tmp/r-src/usr/src" && : >"$tmp/r-src/usr/src/linux-source-6.1.tar.xz"
 echo "linux-source-6.1 6.1.153-1" >>"$tmp/r-src/fake-dpkg"
