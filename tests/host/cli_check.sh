@@ -260,6 +260,14 @@ check "6.1.158 arm64: in-tree ena, neither fix, opt-in recommended" finding_is d
 check "6.1.158 arm64: lo (no device) has no line" bash -c "! grep -q 'nic:lo' '$tmp/deb61-158-arm64.out'"
 check "6.1.158 arm64: exit 1 (action)" rc_is deb61-158-arm64 1
 
+# tsq_probe loaded with recover=1 recovers lost wake-ups: no action left.
+mkhost deb61-probe 6.1.0-41-cloud-arm64 6.1.158-1 aarch64 virtio legacy
+mkdir -p "$tmp/deb61-probe/sys/module/tsq_probe/parameters" && echo 1 >"$tmp/deb61-probe/sys/module/tsq_probe/parameters/recover"
+check_host deb61-probe
+check "6.1.158 arm64 with tsq_probe recover=1: ordering gap covered, autocorking ok, exit 0" bash -c \
+	"$(declare -f finding_is rc_is log); tmp='$tmp'; finding_is deb61-probe tcp_wfree_order ok 'recover=1' &&
+	 finding_is deb61-probe tcp_autocorking ok && rc_is deb61-probe 0"
+
 mkhost deb612-arm64 6.12.57+deb13-cloud-arm64 6.12.57-1 aarch64 ours off
 check_host deb612-arm64
 check "6.12 arm64: tcp_wfree() ordering present" finding_is deb612-arm64 tcp_wfree_order ok 'smp_load_acquire'
