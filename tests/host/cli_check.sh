@@ -346,6 +346,14 @@ mkhost stray-ena 6.1.0-41-cloud-amd64 6.1.158-1 x86_64 virtio legacy
 cp "$tmp/stray-ena/var/lib/dkms/ena-tcp-tailfix/0.1.0/6.1.0-41-cloud-amd64/x86_64/module/ena.ko.xz" "$tmp/stray-ena/lib/modules/6.1.0-41-cloud-amd64/updates/dkms/"
 check_host stray-ena
 check "our ena installed without the opt-in: action (ena disable)" finding_is stray-ena dkms:6.1.0-41-cloud-amd64 action 'without the opt-in.*ena disable'
+# amzn-drivers' ena, which DKMS installs to the same directory, is not ours.
+mkhost amzn-ena 6.1.0-41-cloud-amd64 6.1.158-1 x86_64 amzn legacy
+echo "version=2.17.0g" >"$tmp/amzn-ena/lib/modules/6.1.0-41-cloud-amd64/updates/dkms/ena.ko.xz"
+check_host amzn-ena
+check "amzn-drivers' ena in updates/dkms: shown as another's, no action for our DKMS state" \
+	finding_is amzn-ena dkms:6.1.0-41-cloud-amd64 ok 'installed: .*updates/dkms/ena\(other\)'
+run amzn-ena ena status
+check "ena status: amzn-drivers' ena resolves to other" grep -q 'modprobe ena -> other /lib/modules/.*/updates/dkms/ena.ko.xz' "$tmp/amzn-ena.out"
 
 # --- usage ------------------------------------------------------------------
 run deb612-arm64 check --bogus
