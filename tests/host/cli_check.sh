@@ -402,12 +402,20 @@ mkhost r-unreg 6.1.0-41-cloud-amd64 6.1.158-1 x86_64 in-tree off
 rm -rf "$tmp/r-unreg/var/lib/dkms/ena-tcp-tailfix"
 check "enable refused: package not registered in DKMS" refused r-unreg 'refused: ena-tcp-tailfix is not registered in DKMS'
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	# A copy the other user can reach (the checkout may sit under /root).
+	pub=$(mktemp -d)
+	on_exit "rm -rf $pub"
+	chmod 755 "$pub" && cp "$CLI" "$pub/" && chmod 755 "$pub/${CLI##*/}"
 	nonroot() {
-		local rc=0
-		env -u TAILFIX_SYSROOT setpriv --reuid=65534 --regid=65534 --clear-groups "$CLI" ena enable \
-			>"$tmp/nonroot.out" 2>"$tmp/nonroot.err" || rc=$?
-		[ "$rc" = 1 ] && [ "$(wc -l <"$tmp/nonroot.err")" = 1 ] && grep -q 'must be run as root' "$tmp/nonroot.err" ||
-			{ log "non-root: exit $rc: $(cat "$tmp/nonroot.err")"; return 1; }
+		local rc=0 err
+
+		err=$(env -u TAILFIX_SYSROOT setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$pub/${CLI##*/}" ena enable 2>&1 >/dev/null) || rc=$?
+		if [ "$rc" != 1 ] || [ "$(printf '%s\n' "$err" | wc -l)" != 1 ] ||
+			! printf '%s\n' "$err" | grep -q 'must be run as root'; then
+			log "non-root: exit $rc: $err"
+			return 1
+		fi
 	}
 	check "enable refused: not root (one line, exit 1)" nonroot
 else
