@@ -9,11 +9,13 @@
 #    6.1.70/6.1.158, 6.12, 7.3, Ubuntu (no point release); amd64 and arm64;
 #    the JSON (python3 -m json.tool) and the exit codes 0, 1 and 2.
 #  - ena enable: each refusal is one line on stderr, exit 1, and leaves the
-#    sysroot as it was; enable and disable call dkms remove before install,
-#    and disable removes before the setting flips.
+#    sysroot as it was; enable and disable call dkms unbuild before install
+#    (the fake dkms's remove, like dkms 3.0.10's, unregisters the package
+#    with its last build), and disable unbuilds before the setting flips.
 #  - must fail: the finding checks against a fake where the finding must
-#    not appear, and a mutant CLI that thinks 6.1 has the tcp_wfree()
-#    ordering.
+#    not appear, and mutant CLIs: one that thinks 6.1 has the tcp_wfree()
+#    ordering, one that flips the setting before unbuilding, one that uses
+#    dkms remove.
 . "$(dirname "$0")/../lib.sh"
 CLI=$TAILFIX_ROOT/cli/ena-tcp-tailfix
 [ -x "$CLI" ] || fail "$CLI missing"
