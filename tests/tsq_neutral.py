@@ -15,6 +15,10 @@ Modes (the server writes, the client reads and prints key=value lines):
             carry MSG_MORE / MSG_SENDPAGE_NOTLAST)
   blast     write 64 KiB chunks until --seconds pass; send errors
             (no route) are counted and retried, never fatal
+  rr        per 1-byte request under TCP_NODELAY, a reply in two writes:
+            a 1200-byte body, then a 7-byte trailer (the shape that
+            autocorks); --rounds requests, one at a time
+  small     --bytes in 64-byte write()s under TCP_NODELAY (iperf3 -N -l 64)
 """
 import argparse
 import os
@@ -26,6 +30,8 @@ import time
 SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)
 REPLY = 1000
 FIRST = 100
+BODY = 1200
+TRAILER = 7
 
 
 def serve_conn(conn, a):
@@ -37,6 +43,20 @@ def serve_conn(conn, a):
             conn.send(b"a" * FIRST, socket.MSG_MORE)
             time.sleep(a.gap_ms / 1000.0)   # the workload's gap, not a sync
             conn.sendall(b"b" * (REPLY - FIRST))
+        return
+    if a.mode == "rr":
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(a.rounds):
+            if not conn.recv(1):
+                return
+            conn.sendall(b"b" * BODY)
+            conn.sendall(b"t" * TRAILER)
+        return
+    if a.mode == "small":
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        chunk = b"s" * 64
+        for _ in range(a.bytes // len(chunk)):
+            conn.sendall(chunk)
         return
     if a.mode == "paced":
         conn.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, a.rate)
@@ -119,6 +139,15 @@ def client(a):
                 early += 1
         print("rounds=%d\nearly=%d\nmax_ahead_ms=%.1f" % (a.rounds, early, worst * 1000))
         return 0
+    if a.mode == "rr":
+        t0 = time.monotonic()
+        for _ in range(a.rounds):
+            s.sendall(b"q")
+            recv_exact(s, BODY + TRAILER)
+        print("rounds=%d\nseconds=%.3f" % (a.rounds, time.monotonic() - t0))
+        return 0
+    if a.mode == "small":
+        a.bytes -= a.bytes % 64
     t0 = time.monotonic()
     got = 0
     while True:
@@ -137,7 +166,8 @@ def main():
     p.add_argument("--server")
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--mode", required=True,
-                   choices=["msgmore", "bulk", "paced", "sendfile", "blast"])
+                   choices=["msgmore", "bulk", "paced", "sendfile", "blast",
+                            "rr", "small"])
     p.add_argument("--rounds", type=int, default=20)
     p.add_argument("--gap-ms", type=float, default=60.0)
     p.add_argument("--bytes", type=int, default=4 << 20)

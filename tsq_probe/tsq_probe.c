@@ -103,6 +103,9 @@ static inline u32 tcp_snd_cwnd(const struct tcp_sock *tp)
  *   2  the tcp_wfree() ftrace hook left out of the build (the kprobe only)
  *   3  every push with unsent data counted as autocork (the test whether
  *      tcp_push() set TSQ_THROTTLED and sent nothing left out)
+ *   4  a completion of the segment its socket is transmitting right now
+ *      judged like any other (skb_in_transmit() always false): healthy
+ *      traffic over loopback and veth is handed off to its own sender
  */
 #ifndef TSQ_TEST_MUTANT
 #define TSQ_TEST_MUTANT	0
@@ -1204,6 +1207,32 @@ static void fault_inject_one(struct sock *sk)
 	}
 }
 
+/*
+ * Is skb the segment its socket is transmitting right now, not yet
+ * accounted for?  On loopback (skb_orphan() in its xmit) and on veth,
+ * bridge ports and the like (the peer's receive softirq, run at the
+ * sender's local_bh_enable(), frees it), tcp_wfree() runs inside the
+ * sender's own __tcp_transmit_skb(), before tcp_event_new_data_sent()
+ * moves snd_nxt and packets_out.  The scalars then read the segment on its
+ * way as "unsent, nothing below TCP": a stall by every other test.  It is
+ * not one: the sender, whether a task owning the socket or a softirq under
+ * the socket spinlock, goes on with its own transmit loop once the call
+ * returns, so no wake-up can be lost here.  Such a segment starts at or
+ * after snd_nxt; a segment already accounted for, the only kind whose
+ * completion TSQ relies on, starts before it (snd_nxt never moves back).
+ * The sequence is read from the TCP header: TCP_SKB_CB() was cleared for
+ * IP before the skb left TCP.  Headers that are not TCP's (a UDP tunnel)
+ * say nothing: the completion is judged as any other.  An snd_nxt read
+ * before the sender moves it can only make a completion look in
+ * transmit, which skips a suspect: when in doubt, not stalled.
+ */
+static bool skb_in_transmit(const struct sock *sk, const struct sk_buff *skb)
+{
+	if (TSQ_TEST_MUTANT == 4 || !skb_tcp_headers(skb))
+		return false;
+	return !before(ntohl(tcp_hdr(skb)->seq), READ_ONCE(tcp_sk(sk)->snd_nxt));
+}
+
 /* tcp_wfree(skb): see the comment at the top for where it runs. */
 static void wfree_hit(struct sk_buff *skb)
 {
@@ -1220,9 +1249,13 @@ static void wfree_hit(struct sk_buff *skb)
 	/* Re-read the flag after a full barrier, as tcp_push() must have. */
 	smp_mb();
 	below = refcount_read(&sk->sk_wmem_alloc) - skb->truesize;
-	if (below <= 1 && atomic_read(&corks_open))
+	if (below > 1)
+		return;
+	/* The last completion: unless the sender is still sending it. */
+	if (atomic_read(&corks_open) && !skb_in_transmit(sk, skb))
 		cork_idle(sk);
-	if (!test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags) && tcp_stall_hint(sk, below))
+	if (!test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags) && tcp_stall_hint(sk, below) &&
+	    !skb_in_transmit(sk, skb))
 		wfree_suspect(sk);
 }
 

@@ -22,11 +22,14 @@ declare -A CATCH=(
 	[1]=tsq_probe_bh.sh	# pushes again a socket whose last push sent nothing: a loop
 	[2]=tsq_probe_load.sh	# the tcp_wfree ftrace hook left out of the build
 	[3]=tsq_probe_counters.sh	# autocork counted for pushes that did not cork
+	# 4: a completion of the segment being transmitted right now judged as
+	# a lost wake-up candidate (the owner hand-off before skb_in_transmit())
+	[4]=tsq_probe_neutral.sh
 )
 # Mutant 2 differs from the real module (m0, rebuilt) only where it has the hook.
 mutant_applies() {
 	[ "$1" != 2 ] || nm "$MUT_TMP/m0.ko" | grep -qw wfree_ftrace_hit ||
 		{ echo "the real tsq_probe has no ftrace hook on this kernel: nothing to leave out"; return 1; }
 }
-mutants_judge CATCH "${TSQ_MUTANTS:-1 2 3}"
+mutants_judge CATCH "${TSQ_MUTANTS:-1 2 3 4}"
 ksft_finish
