@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dctcp_fixed: Data Center TCP (RFC 8257) that keeps its tail-latency
- * guarantees on every kernel it is built for.
+ * dctcp_fixed: Data Center TCP (RFC 8257), an independent implementation
+ * of the algorithm of in-tree dctcp (net/ipv4/tcp_dctcp.c), plus the
+ * differences listed in tcp_dctcp_fixed/README.md ("Differences from
+ * in-tree dctcp").  It was written from RFC 8257 and the netdev discussion
+ * of the DCTCP tail-latency patches, not copied from tcp_dctcp.c, but the
+ * receiver state machine, the alpha update, the loss and undo handling and
+ * get_info() do what in-tree dctcp's do.
  *
  * Sender: once per window of data (one RTT), alpha is updated as an EWMA of
  * the share of delivered packets that the receiver echoed with ECE, with gain
  * 1/2^shift_g.  The first ECE of a window reduces cwnd once, to
- * cwnd * (1 - alpha / 2); losses are handled like Reno (halve).
+ * cwnd * (1 - alpha / 2), at least 2 segments; losses are handled like Reno
+ * (halve).
  *
  * Receiver: the ECE bit follows the CE state of the segments it acknowledges
  * exactly.  When the CE state of the incoming segments changes, the segments
@@ -17,21 +23,17 @@
  * piggybacked on data, and the resulting duplicate ACK for old data was the
  * root of the 200 ms RTO tails reported on netdev in 2018.
  *
- * Why the guarantees matter for RPCs: when the last segment of a request is
- * CE-marked and the reply carries the ECE, the requester reduces its window
- * with nothing in flight.  If the next request then goes out as a single
- * segment, a receiver in delayed-ACK (ping-pong) mode holds the ACK for
- * 40 ms or more.  The core ACKs CWR-marked data at once (tcp_ecn_accept_cwr()
- * on 5.10, 6.1, 6.12 and 7.3) and this module makes the first flight after
- * such a reduction at least min_cwnd_after_ce segments (at most 2, and never
- * more than the window before the reduction), so two full segments reach the
- * receiver and are ACKed without delay even where the core does not.
- *
- * Rule kept everywhere: a congestion signal never raises cwnd or ssthresh
- * above the cwnd the connection had before the signal.
- *
- * Everything here was written from RFC 8257 and the netdev discussion of the
- * DCTCP tail-latency patches; none of it is taken from net/ipv4/tcp_dctcp.c.
+ * First flight after an ECE reduction: when the last segment of a request
+ * is CE-marked and the reply carries the ECE, the requester reduces its
+ * window with nothing in flight.  Linux receivers since 4.18 ACK the
+ * CWR-marked segment that follows at once (tcp_ecn_accept_cwr()), so a
+ * one-segment flight does not wait for their delayed ACK; receivers that
+ * do not (Linux before 4.18, stacks that delay the ACK of a CWR-marked
+ * segment) would hold it.  For those, this module makes that first flight
+ * at least min_cwnd_after_ce segments (at most 2, and never more than the
+ * window before the reduction): two full segments are ACKed at once by
+ * any delayed-ACK receiver.  From 6.1 on the core's PRR already leaves two
+ * segments there and the raise never fires.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -82,21 +84,6 @@ static bool dctcpf_ecn_rfc3168(const struct tcp_sock *tp)
 {
 	return tp->ecn_flags & TCP_ECN_OK;
 }
-#endif
-
-/*
- * Test-only mutants (tests/mutants/dctcp_mutants.sh builds them in a guest
- * with KCFLAGS=-DDCTCPF_TEST_MUTANT=N; the shipped module is built without
- * and has none of this): each is a wrong DCTCP that a test must catch.
- *   1  stale-shadow ECE: the echo follows the previous segment's CE state
- *   2  no early ACK for the previous CE run's held-back segments
- *   3  the cut is cwnd * (1 - alpha), not cwnd * (1 - alpha / 2)
- *   4  the post-ECE floor ignores the cwnd before the reduction
- *   5  every CWR is taken for an ECE reduction (local congestion too)
- *   6  no first-flight floor after ECE (in-tree dctcp's behaviour)
- */
-#ifndef DCTCPF_TEST_MUTANT
-#define DCTCPF_TEST_MUTANT	0
 #endif
 
 #ifdef DCTCPF_HAVE_PLB
@@ -425,9 +412,10 @@ static bool dctcpf_on_ece_ack(const struct sock *sk)
 
 /*
  * Called by the core when it enters CWR (ECE, local congestion), Recovery
- * or Loss: cwnd * (1 - alpha / 2), at least 2 segments as in-tree dctcp,
- * but never more than the cwnd it reduces.  Loss overrides it (halving) in
- * dctcpf_loss().
+ * or Loss: cwnd * (1 - alpha / 2), at least 2 segments (RFC 5681's
+ * 2 * SMSS, in-tree dctcp's floor; at a window of 1 that is above the cwnd
+ * it reduces, and PRR may bring cwnd up to it).  Loss overrides it
+ * (halving) in dctcpf_loss().
  */
 static u32 dctcpf_ssthresh(struct sock *sk)
 {
@@ -437,9 +425,8 @@ static u32 dctcpf_ssthresh(struct sock *sk)
 	u32 cut;
 
 	ca->loss_cwnd = cwnd;
-	cut = (u32)(((u64)cwnd * ca->alpha) >>
-		    (DCTCPF_ALPHA_BITS + (DCTCPF_TEST_MUTANT == 3 ? 0 : 1)));
-	return max(cwnd - cut, min(2U, cwnd));
+	cut = (u32)(((u64)cwnd * ca->alpha) >> (DCTCPF_ALPHA_BITS + 1));
+	return max(cwnd - cut, 2U);
 }
 
 /* RFC 8257 3.5: on loss, react like standard TCP. */
@@ -472,8 +459,7 @@ static void dctcpf_set_state(struct sock *sk, u8 new_state)
 		 * CWR too: only a CWR entered while the ECE ACK is being
 		 * processed is an ECE reduction.
 		 */
-		ca->ece_cwr = DCTCPF_TEST_MUTANT == 5 ||
-			      dctcpf_on_ece_ack(sk);
+		ca->ece_cwr = dctcpf_on_ece_ack(sk);
 		dctcpf_count(ca->ece_cwr ? DCTCPF_STAT_ECN_REDUCTIONS :
 			     DCTCPF_STAT_OTHER_CWR);
 		break;
@@ -510,14 +496,6 @@ static void dctcpf_ce_seen(struct sock *sk, bool ce)
 		return;
 	}
 
-	if (DCTCPF_TEST_MUTANT == 1) {
-		bool stale = ca->ce_run;
-
-		ca->ce_run = ce;
-		ca->run_end = tp->rcv_nxt;
-		dctcpf_set_echo(tp, stale);
-		return;
-	}
 	if (ca->ce_run != ce) {
 		/*
 		 * Segments of the previous run whose ACK is still held back
@@ -528,8 +506,7 @@ static void dctcpf_ce_seen(struct sock *sk, bool ce)
 		 * recognises an ACK for less than rcv_nxt and keeps the
 		 * delayed-ACK state of the new segment intact.
 		 */
-		if (DCTCPF_TEST_MUTANT != 2 &&
-		    (icsk->icsk_ack.pending & ICSK_ACK_TIMER)) {
+		if (icsk->icsk_ack.pending & ICSK_ACK_TIMER) {
 			dctcpf_set_echo(tp, ca->ce_run);
 			dctcpf_send_ack_for(sk, ca->run_end);
 			dctcpf_count(DCTCPF_STAT_PRIOR_RUN_ACKS);
@@ -544,11 +521,11 @@ static void dctcpf_ce_seen(struct sock *sk, bool ce)
 }
 
 /*
- * Sender: a flight is about to start with nothing in flight.  If an ECE
- * reduction is still in progress, PRR may have left a window of one
- * segment; make it min_cwnd_after_ce (at most 2) so that a receiver delaying
- * its ACKs gets two full segments and ACKs at once -- but never more than
- * the window before the reduction: ECE must not raise cwnd.
+ * Sender: a flight is about to start with nothing in flight: PLB may move
+ * the flow now.  If an ECE reduction is still in progress, PRR may have
+ * left a window of one segment; make it min_cwnd_after_ce (at most 2) so
+ * that a receiver delaying its ACKs gets two full segments and ACKs at
+ * once -- but never more than the window before the reduction.
  */
 static void dctcpf_tx_start(struct sock *sk)
 {
@@ -556,11 +533,19 @@ static void dctcpf_tx_start(struct sock *sk)
 	struct dctcpf *ca = inet_csk_ca(sk);
 	u32 floor;
 
-	if (DCTCPF_TEST_MUTANT == 6 ||
-	    inet_csk(sk)->icsk_ca_state != TCP_CA_CWR || !ca->ece_cwr)
+#ifdef DCTCPF_HAVE_PLB
+	/*
+	 * PLB prefers to move a flow while nothing is in flight, where the
+	 * new path cannot reorder it: a flow congested for
+	 * net.ipv4.tcp_plb_idle_rehash_rounds rounds is rehashed as its next
+	 * flight starts, as in-tree dctcp does.
+	 */
+	tcp_plb_check_rehash(sk, &ca->plb);
+#endif
+	if (inet_csk(sk)->icsk_ca_state != TCP_CA_CWR || !ca->ece_cwr)
 		return;
 	floor = min3(READ_ONCE(min_cwnd_after_ce), tp->snd_cwnd_clamp,
-		     DCTCPF_TEST_MUTANT == 4 ? U32_MAX : ca->loss_cwnd);
+		     ca->loss_cwnd);
 	if (tcp_snd_cwnd(tp) >= floor)
 		return;
 	tcp_snd_cwnd_set(tp, floor);
@@ -675,9 +660,6 @@ static int __init dctcpf_register(void)
 		       dctcpf_ops.name, err);
 		goto remove;
 	}
-	if (DCTCPF_TEST_MUTANT)
-		pr_warn("TEST MUTANT %d: a deliberately wrong DCTCP, for tests only\n",
-			DCTCPF_TEST_MUTANT);
 	pr_info("version %s loaded; Protective Load Balancing (net.ipv4.tcp_plb_*): %s\n",
 		TAILFIX_VERSION, DCTCPF_PLB);
 #ifdef TCP_ECN_MODE_RFC3168

@@ -736,7 +736,8 @@ def case_ece_cwnd(pe, rounds, req, mss, reply_pat, mid_pat):
         return False
     ki = KInfo(pe.a.kns, pe.myport)
     quiet = min(0.15, max(0.05, 20 * rtt))
-    res = {'judged': 0, 'unjudged': 0, 'raised': 0, 'midi': 0}
+    res = {'judged': 0, 'unjudged': 0, 'raised': 0, 'low': 0, 'w1': 0,
+           'midi': 0}
     flights, trace = [], []
 
     def judge(before, after, what):
@@ -754,16 +755,22 @@ def case_ece_cwnd(pe, rounds, req, mss, reply_pat, mid_pat):
             log('not judged (loss state or retransmission): ' + desc)
             return
         res['judged'] += 1
+        if cw_b == 1:
+            res['w1'] += 1
         # The window before the signal: cwnd, or inside a CWR episode the
         # ssthresh that episode set, which the core may legitimately bring
         # cwnd back up to (PRR below ssthresh, the end of the episode
-        # restoring cwnd = ssthresh) before reducing again.
-        # A new ssthresh of 2 is DCTCP's floor for ssthresh (in-tree
-        # dctcp's too): a window of 1 may get ssthresh 2, never cwnd 2.
-        ref = cw_b if st_b < 2 else max(cw_b, ss_b)
-        if cw_a > ref or (ss_a != ss_b and ss_a > max(ref, 2)):
+        # restoring cwnd = ssthresh) before reducing again.  ssthresh has
+        # a floor of 2 segments (RFC 5681's 2*SMSS, every Linux congestion
+        # control's): on a window of 1, ssthresh 2 and PRR bringing cwnd
+        # to it are that floor, not a raise.
+        ref = max(cw_b if st_b < 2 else max(cw_b, ss_b), 2)
+        if cw_a > ref or (ss_a != ss_b and ss_a > ref):
             res['raised'] += 1
             log('ECE RAISED the window: ' + desc)
+        elif ss_a < 2:
+            res['low'] += 1
+            log('ECE set ssthresh BELOW 2: ' + desc)
         elif len(trace) < 12:
             trace.append(desc)
 
@@ -835,13 +842,14 @@ def case_ece_cwnd(pe, rounds, req, mss, reply_pat, mid_pat):
     pe.send(pe.frame(F_RST | F_ACK))
     for t in trace:
         log('  ' + t)
-    print('RESULT cc=%s judged=%d unjudged=%d raised=%d flights=%s' % (
-        pe.a.cc, res['judged'], res['unjudged'], res['raised'],
-        ','.join(str(x) for x in flights)))
+    print('RESULT cc=%s judged=%d unjudged=%d raised=%d low=%d w1=%d '
+          'flights=%s' % (pe.a.cc, res['judged'], res['unjudged'],
+                          res['raised'], res['low'], res['w1'],
+                          ','.join(str(x) for x in flights)))
     if not res['judged']:
         log('no ECE ACK could be judged')
         return False
-    return res['raised'] == 0
+    return res['raised'] == 0 and res['low'] == 0
 
 
 def main():

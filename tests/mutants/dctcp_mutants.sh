@@ -1,21 +1,46 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Wrong DCTCPs the dctcp_fixed tests must catch (issue 11, 3.1).  In a guest:
-# builds tcp_dctcp_fixed from the installed DKMS source with
-# KCFLAGS=-DDCTCPF_TEST_MUTANT=N (see the list in tcp_dctcp_fixed.c), puts it
-# where modprobe finds the real one, runs the test that must catch it, and
-# puts the real module back.  Passes for a mutant when its test FAILS (exit
-# 1, not a skip), and for the real module (N=0, rebuilt the same way) when
-# the same tests pass, so that a failure is the mutant's and not the
-# harness's.  Needs the kernel headers in the guest (the image has them).
-#   tests:mutants/dctcp_mutants.sh   (DCTCP_MUTANTS="1 3" to run a subset)
+# copies tcp_dctcp_fixed from the installed DKMS source, applies
+# tests/mutants/dctcp/mutantN.patch to the copy (the shipped source has no
+# test code), builds it, puts it where modprobe finds the real one, runs
+# the test that must catch it, and puts the real module back.  Passes for a
+# mutant when its test FAILS (exit 1, not a skip), and for the real module
+# (N=0, the copy built unpatched) when the same tests pass, so that a
+# failure is the mutant's and not the harness's.  A patch that no longer
+# applies fails its mutant ("mutant N builds").  Needs the kernel headers
+# and patch(1) in the guest (the image has them).
+#   tests:mutants/dctcp_mutants.sh   (DCTCP_MUTANTS="1 3", or 1:3 through
+#   run.sh's TAILFIX_GUEST_ENV, to run a subset)
 . "$(dirname "$0")/../lib.sh"
 require_root
 require_disruptive "replaces the installed tcp_dctcp_fixed module"
 require_module tcp_dctcp_fixed
-mutants_setup tcp_dctcp_fixed tcp_dctcp_fixed DCTCPF_TEST_MUTANT
+require_cmd patch
+mutants_setup tcp_dctcp_fixed tcp_dctcp_fixed -
+PATCHES=$TESTS_DIR/mutants/dctcp
 
-# The tests that must catch each mutant (each of them must fail).
+# mutant_build N, lib.sh's with the mutant as a patch instead of a
+# compile-time switch: the module in $MUT_TMP/mN.ko, N=0 the real one.
+mutant_build() {
+	local log=$MUT_TMP/build.$1
+
+	rm -rf "$MUT_TMP/b" && mkdir -p "$MUT_TMP/b" &&
+		cp -r "$MUT_SRC/$MUT_DIR" "$MUT_SRC/dkms.conf" "$MUT_TMP/b/" || return 1
+	: >"$log"
+	if [ "$1" != 0 ] &&
+		! patch -s -p1 -d "$MUT_TMP/b" <"$PATCHES/mutant$1.patch" >"$log" 2>&1; then
+		log "mutant $1: $PATCHES/mutant$1.patch does not apply: $(tail -1 "$log")"
+		return 1
+	fi
+	make -s -C "$MUT_KDIR" M="$MUT_TMP/b/$MUT_DIR" modules >>"$log" 2>&1 &&
+		cp "$MUT_TMP/b/$MUT_DIR/$MUT_MOD.ko" "$MUT_TMP/m$1.ko"
+}
+
+# The tests that must catch each mutant (each of them must fail).  There is
+# no mutant 4 any more (a first-flight floor above the cwnd before the
+# reduction): with the ssthresh floor of 2, a window of 1 goes to 2 after an
+# ECE anyway (PRR, the end of the CWR episode), so it is not wrong.
 declare -A CATCH=(
 	# stale-shadow ECE: 2b's exact echo; the packetdrill receiver's ACK 1001
 	[1]="dctcp_fixed_packets.sh dctcp_fixed_packetdrill.sh"
@@ -23,12 +48,14 @@ declare -A CATCH=(
 	[2]="dctcp_fixed_packets.sh dctcp_fixed_packetdrill.sh"
 	# cut cwnd * alpha: reductions are cwnd * (1 - alpha/2); ssthresh 8 of 15
 	[3]="dctcp_fixed_alpha.sh dctcp_fixed_packetdrill.sh"
-	# floor above the cwnd before: cwnd never rises on ECE
-	[4]=dctcp_fixed_ece_cwnd.sh
 	# every CWR taken for ECE: the local-congestion CWR is other_cwr
 	[5]=dctcp_fixed_safety.sh
 	# no first-flight floor: 2d's "first flight after ECE >= 2 segments"
 	[6]=dctcp_fixed_packets.sh
+	# no PLB check at TX_START: the idle rehashes in-tree dctcp makes
+	[7]=dctcp_fixed_plb.sh
+	# ssthresh 1 at a window of 1: the window-of-1 cases' floor of 2
+	[8]=dctcp_fixed_ece_cwnd.sh
 )
 # Mutant 6 is told apart only where the core leaves a window of one segment
 # after an ECE reduction with nothing in flight (in-tree dctcp's first flight
@@ -43,12 +70,18 @@ mutant_applies() {	# (mutants_judge's hook)
 	return 1
 }
 
-# Mutant 4 shows only on a window of 1 (the floor can exceed the cwnd before
-# the reduction only there): dctcp_fixed_ece_cwnd.sh's initcwnd-1 cases,
-# which the default floor's patterns have (floor 2 over a window of 1).
-# Those patterns only, 3 requests each, as in make check: the test runs
-# twice here (control and mutant), and with all 23 patterns this program
-# went past run_tests.sh's 900 s in the 6.12 guest.
+# Mutant 7 is told apart only where the kernel has PLB (6.2+): elsewhere
+# dctcp_fixed_plb.sh skips, with the real module too, so neither runs.
+MUTANTS=$(echo "${DCTCP_MUTANTS:-1 2 3 5 6 7 8}" | tr : " ")
+if [[ " $MUTANTS " == *" 7 "* ]] && [ ! -e /proc/sys/net/ipv4/tcp_plb_enabled ]; then
+	MUTANTS=$(echo " $MUTANTS " | sed 's/ 7 / /')
+	check_skip "mutant 7" "no PLB in kernel $(uname -r) (net.ipv4.tcp_plb_*): no idle rehash to leave out"
+fi
+# Mutant 8 shows only on a window of 1: dctcp_fixed_ece_cwnd.sh's initcwnd-1
+# cases, which every floor setting runs.  One floor setting, 3 requests per
+# case, as in make check: the test runs twice here (control and mutant), and
+# with every pattern run twice this program once went past run_tests.sh's
+# 900 s in the 6.12 guest.
 export DCTCP_ECE_MINS=${DCTCP_ECE_MINS:-2} DCTCP_ECE_TRIALS=${DCTCP_ECE_TRIALS:-3}
-mutants_judge CATCH "${DCTCP_MUTANTS:-1 2 3 4 5 6}"
+mutants_judge CATCH "$MUTANTS"
 ksft_finish
