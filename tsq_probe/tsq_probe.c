@@ -665,6 +665,20 @@ static void cork_recovering(const struct sock *sk)
 /* ---- the stall predicate ------------------------------------------------ */
 
 /*
+ * Will a TX completion that wakes TSQ still come, going by wmem, a value of
+ * sk_wmem_alloc?  It holds one unit for the socket itself and the truesize
+ * of every skb below TCP.  A pure ACK is charged 2 (skb_set_tcp_pure_ack())
+ * and freed by __sock_wfree(), which never looks at TSQ; an skb tcp_wfree()
+ * frees is charged at least SKB_TRUESIZE(1).  So, as 6.12's tcp_wfree()
+ * itself judges it, a charge below SKB_TRUESIZE(1) is only pure ACKs:
+ * nothing to wake the socket.
+ */
+static bool data_below(int wmem)
+{
+	return wmem >= (int)SKB_TRUESIZE(1);
+}
+
+/*
  * The scalar part of the hint: unsent data that the application released
  * and that pacing, cwnd, the peer's window, Nagle and TSO deferral all let
  * go now.  Lockless, socket scalars only.
@@ -735,13 +749,13 @@ static bool tcp_sendable_hint(const struct sock *sk)
  * tcp_stall_hint() runs without the socket lock (probe handlers): it reads
  * socket scalars only, never the write queue, whose skbs the owner may free
  * at any moment.  @below is sk_wmem_alloc as it will be once the caller's
- * event is over (1 means empty: the socket keeps one unit).
+ * event is over (see data_below()).
  */
 static bool tcp_stall_hint(const struct sock *sk, int below)
 {
 	unsigned long tsq = READ_ONCE(sk->sk_tsq_flags);
 
-	if (below > 1 || (tsq & (TSQF_QUEUED | TCPF_TSQ_DEFERRED)))
+	if (data_below(below) || (tsq & (TSQF_QUEUED | TCPF_TSQ_DEFERRED)))
 		return false;
 	return tcp_sendable_hint(sk);
 }
@@ -801,13 +815,13 @@ static bool tcp_sock_stalled(struct sock *sk, bool rearm)
 	/* TSO auto-deferral of the head: the ACK in flight will send it. */
 	if (tp->packets_out && tcp_skb_pcount(skb) > 1)
 		return false;
-	if (refcount_read(&sk->sk_wmem_alloc) <= 1)
+	if (!data_below(refcount_read(&sk->sk_wmem_alloc)))
 		return true;
 	if (!rearm || test_and_set_bit(TSQ_THROTTLED, &sk->sk_tsq_flags))
 		return false;
 	/* The flag before the re-read: pairs with tcp_wfree() (see above). */
 	smp_mb__after_atomic();
-	if (refcount_read(&sk->sk_wmem_alloc) > 1) {
+	if (data_below(refcount_read(&sk->sk_wmem_alloc))) {
 		stat_inc(ST_REARMED);
 		return false;
 	}
@@ -1249,7 +1263,7 @@ static void wfree_hit(struct sk_buff *skb)
 	/* Re-read the flag after a full barrier, as tcp_push() must have. */
 	smp_mb();
 	below = refcount_read(&sk->sk_wmem_alloc) - skb->truesize;
-	if (below > 1)
+	if (data_below(below))
 		return;
 	/* The last completion: unless the sender is still sending it. */
 	if (atomic_read(&corks_open) && !skb_in_transmit(sk, skb))
