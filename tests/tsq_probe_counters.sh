@@ -4,7 +4,9 @@
 #  - autocork follows the kernel's own TcpExtTCPAutoCorking for the
 #    body+trailer workload, and stays 0 with single writes (no cork);
 #  - cork-hold and TX-completion clocks take samples for the holding device;
-#  - lost_wakeups, recoveries and faults_injected stay 0 without a fault.
+#  - lost_wakeups, recoveries and faults_injected stay 0 without a fault;
+#  - kernel.ftrace_enabled=0 is accepted under the module, said once and
+#    counted (completions_unseen), and completions are timed again after.
 . "$(dirname "$0")/lib.sh"
 require_tsq_probe
 require_disruptive "loads tsq_probe, whose recovery pushes stalled sockets of the whole host, and unloads it"
@@ -63,4 +65,35 @@ else
 fi
 check "single writes: autocork <= 5% of the two-write run's ($ours)" cmp_num "$((ours1 * 20))" "<=" "$ours"
 check "single writes: TX completions still timed" cmp_num "$(tsq_stat txc_samples)" ">" 0
+
+# The operator's off switch stays the operator's: kernel.ftrace_enabled=0
+# is accepted with the module loaded; the module says once that the
+# completions go unseen and counts them (completions_unseen), and times
+# them again once ftrace is back on.
+said_unseen() { dmesg_since | grep -q "tsq_probe: no TX completion timed"; }
+wfree_mode=$(cat /sys/module/tsq_probe/parameters/wfree_attach)
+if [ "$wfree_mode" != ftrace ]; then
+	check_skip "kernel.ftrace_enabled=0 under the module" "the tcp_wfree hook is $wfree_mode here"
+elif [ ! -w /proc/sys/kernel/ftrace_enabled ]; then
+	check_skip "kernel.ftrace_enabled=0 under the module" "no writable kernel.ftrace_enabled"
+else
+	fe0=$(cat /proc/sys/kernel/ftrace_enabled)
+	on_exit "sysctl -qw kernel.ftrace_enabled=$fe0"
+	dmesg_mark
+	check "sysctl kernel.ftrace_enabled=0 accepted with tsq_probe loaded" \
+		sysctl -qw kernel.ftrace_enabled=0
+	echo 1 >/sys/kernel/tsq_probe/reset
+	rr_run "$res/off" "${LOAD[@]}" || fail "two-write run with ftrace off"
+	check "ftrace off: said once in dmesg that completions go unseen" wait_for 10 said_unseen
+	log "ftrace off: $(dmesg_since | grep -c 'tsq_probe: no TX completion timed') such line(s); stats: $(tr '\n' ' ' </sys/kernel/tsq_probe/stats)"
+	check "ftrace off: no more than one such line" \
+		cmp_num "$(dmesg_since | grep -c 'tsq_probe: no TX completion timed')" "==" 1
+	check "ftrace off: completions_unseen counted ($(tsq_stat completions_unseen))" \
+		cmp_num "$(tsq_stat completions_unseen)" ">" 0
+	sysctl -qw kernel.ftrace_enabled=1 || fail "sysctl kernel.ftrace_enabled=1"
+	echo 1 >/sys/kernel/tsq_probe/reset
+	rr_run "$res/on" "${LOAD[@]}" || fail "two-write run with ftrace back on"
+	check "ftrace back on: TX completions timed again ($(tsq_stat txc_samples))" \
+		cmp_num "$(tsq_stat txc_samples)" ">" 0
+fi
 ksft_finish

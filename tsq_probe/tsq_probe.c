@@ -278,6 +278,8 @@ enum tsq_stat {
 	ST_DEV_SLOTS_FULL,	/* TX stamps without a device: every slot taken */
 	ST_REARMED,		/* checks that left the push to a completion under way */
 	ST_REPUSH_SKIPPED,	/* stalled again where the last push sent nothing */
+	ST_TXC_STAMPS,		/* TCP skbs stamped on their way to a device */
+	ST_TXC_UNSEEN,		/* ... in watch periods that timed no completion */
 	ST_NR,
 };
 
@@ -302,6 +304,8 @@ static const char *const stat_names[ST_NR] = {
 	[ST_DEV_SLOTS_FULL]	= "dev_slots_full",
 	[ST_REARMED]		= "checks_rearmed",
 	[ST_REPUSH_SKIPPED]	= "repush_skipped",
+	[ST_TXC_STAMPS]		= "txc_stamps",
+	[ST_TXC_UNSEEN]		= "completions_unseen",
 };
 
 struct log2_hist {
@@ -388,7 +392,12 @@ struct dev_hist {
 
 static struct dev_hist dev_hists[MAX_DEVS];
 static atomic_t dev_hists_used;
-static DEFINE_SPINLOCK(dev_hists_lock);	/* claims, frees and names */
+/*
+ * Claims, frees and names.  Taken from the xmit tracepoint, where
+ * preemption is off: a raw spinlock, which stays a spinning lock on
+ * PREEMPT_RT (a spinlock_t would sleep there).
+ */
+static DEFINE_RAW_SPINLOCK(dev_hists_lock);
 
 static int dev_hist_find(const struct net *net, int ifindex)
 {
@@ -422,7 +431,7 @@ static int dev_hist_get(const struct net_device *dev)
 		stat_inc(ST_DEV_SLOTS_FULL);
 		return -1;
 	}
-	spin_lock_irqsave(&dev_hists_lock, flags);
+	raw_spin_lock_irqsave(&dev_hists_lock, flags);
 	i = dev_hist_find(net, dev->ifindex);
 	if (i >= 0)
 		goto out;
@@ -441,7 +450,7 @@ static int dev_hist_get(const struct net_device *dev)
 	/* net and name before ifindex: dev_hist_find() matches on it. */
 	smp_store_release(&dev_hists[i].ifindex, dev->ifindex);
 out:
-	spin_unlock_irqrestore(&dev_hists_lock, flags);
+	raw_spin_unlock_irqrestore(&dev_hists_lock, flags);
 	return i;
 }
 
@@ -454,7 +463,7 @@ static int tsq_netdev_event(struct notifier_block *nb, unsigned long event, void
 
 	if (event != NETDEV_UNREGISTER && event != NETDEV_CHANGENAME)
 		return NOTIFY_DONE;
-	spin_lock_irqsave(&dev_hists_lock, flags);
+	raw_spin_lock_irqsave(&dev_hists_lock, flags);
 	i = dev_hist_find(dev_net(dev), dev->ifindex);
 	if (i >= 0 && event == NETDEV_CHANGENAME) {
 		strscpy(dev_hists[i].name, dev->name, IFNAMSIZ);
@@ -462,7 +471,7 @@ static int tsq_netdev_event(struct notifier_block *nb, unsigned long event, void
 		WRITE_ONCE(dev_hists[i].ifindex, 0);
 		atomic_dec(&dev_hists_used);
 	}
-	spin_unlock_irqrestore(&dev_hists_lock, flags);
+	raw_spin_unlock_irqrestore(&dev_hists_lock, flags);
 	return NOTIFY_DONE;
 }
 
@@ -547,6 +556,7 @@ static void txc_stamp(struct sk_buff *skb, struct net_device *dev)
 		stat_inc(ST_TXC_EVICTED);
 	dh = dev_hist_get(dev);
 	WRITE_ONCE(txc_table[idx], tag | ((u64)(dh + 1) << TXC_DEV_SHIFT) | t);
+	stat_inc(ST_TXC_STAMPS);
 }
 
 static void txc_complete(const struct sk_buff *skb)
@@ -1338,15 +1348,15 @@ static void notrace wfree_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 }
 
 /*
- * PERMANENT: sysctl kernel.ftrace_enabled=0 is refused while loaded, as
- * with a live patch, instead of silently leaving completions unchecked.
+ * Not FTRACE_OPS_FL_PERMANENT: sysctl kernel.ftrace_enabled=0 is the
+ * operator's, and a metrics module must not take it away.  While it is 0
+ * the callback is not called; the watch (watch_fn()) says so and counts
+ * what goes unseen.
  */
 static struct ftrace_ops wfree_ftrace_ops = {
 	.func	= wfree_ftrace_hit,
-#ifdef TSQ_HAVE_FREGS_ARGUMENT
-	.flags	= FTRACE_OPS_FL_PERMANENT,
-#else
-	.flags	= FTRACE_OPS_FL_PERMANENT | FTRACE_OPS_FL_SAVE_REGS,
+#ifndef TSQ_HAVE_FREGS_ARGUMENT
+	.flags	= FTRACE_OPS_FL_SAVE_REGS,
 #endif
 };
 
@@ -1486,6 +1496,77 @@ static unsigned long probes_missed_raw(void)
 	       wfree_probe.nmissed + wfree_ftrace_missed_sum();
 }
 
+/* ---- the watch: completions that stopped being seen ---------------------- */
+
+/*
+ * A hook that is attached and never called looks like a quiet host.  Two
+ * ways it happens: the operator sets kernel.ftrace_enabled=0 (the ftrace
+ * hook, and kprobes riding on ftrace, stop), or TCP's skbs stop carrying
+ * tcp_wfree() as their destructor (a live patch that installs another,
+ * a kernel that renamed it), so the xmit hook stamps none.  Every
+ * WATCH_MS, compare what TCP sent (TcpExtTCPOrigDataSent, summed over
+ * namespaces), what was stamped at the device and what was timed at
+ * completion; say once in dmesg which of the two it looks like, and count
+ * the completions that went unseen.
+ */
+#define WATCH_MS	2000
+#define WATCH_MIN	64	/* skbs or segments: less in a period says nothing */
+#define WATCH_SAID_OFF		0
+#define WATCH_SAID_DESTRUCTOR	1
+
+static unsigned long watch_said;
+static u64 watch_stamps, watch_samples, watch_sent;
+static void watch_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(watch_work, watch_fn);
+
+static u64 tcp_data_segs_sent(void)
+{
+	struct net *net;
+	u64 sum = 0;
+
+	rcu_read_lock();
+	for_each_net_rcu(net)
+		sum += snmp_fold_field(net->mib.net_statistics, LINUX_MIB_TCPORIGDATASENT);
+	rcu_read_unlock();
+	return sum;
+}
+
+/* now - *last, and *last = now; 0 when a reset or a namespace gone moved it back. */
+static u64 watch_delta(u64 now, u64 *last)
+{
+	u64 d = now >= *last ? now - *last : 0;
+
+	*last = now;
+	return d;
+}
+
+static void watch_fn(struct work_struct *work)
+{
+	u64 stamps = watch_delta(stat_sum(ST_TXC_STAMPS), &watch_stamps);
+	u64 samples = watch_delta(stat_sum(ST_TXC_SAMPLES), &watch_samples);
+	u64 sent = watch_delta(tcp_data_segs_sent(), &watch_sent);
+
+	if (!samples && stamps >= WATCH_MIN) {
+		this_cpu_add(tsq_pcpu.stat[ST_TXC_UNSEEN], stamps);
+		if (!test_and_set_bit(WATCH_SAID_OFF, &watch_said))
+			pr_warn("no TX completion timed in %u ms while %llu TCP skbs went to devices: the tcp_wfree hook is not called (kernel.ftrace_enabled=0?); completions go unchecked, counted in completions_unseen\n",
+				WATCH_MS, stamps);
+	} else if (!stamps && sent >= WATCH_MIN) {
+		if (!test_and_set_bit(WATCH_SAID_DESTRUCTOR, &watch_said))
+			pr_warn("TCP sent %llu data segments in %u ms and none reached a device with tcp_wfree (%pS) as its destructor: TCP frees its skbs through another function (a live patch?), or the xmit hook is not called; nothing is timed or checked\n",
+				sent, WATCH_MS, (void *)tcp_wfree_addr);
+	}
+	schedule_delayed_work(&watch_work, msecs_to_jiffies(WATCH_MS));
+}
+
+static void watch_start(void)
+{
+	watch_stamps = stat_sum(ST_TXC_STAMPS);
+	watch_samples = stat_sum(ST_TXC_SAMPLES);
+	watch_sent = tcp_data_segs_sent();
+	schedule_delayed_work(&watch_work, msecs_to_jiffies(WATCH_MS));
+}
+
 /* ---- sysfs -------------------------------------------------------------- */
 
 /* Not atomic against hits on other CPUs: a concurrent hit may survive. */
@@ -1576,10 +1657,10 @@ static ssize_t histograms_show(struct kobject *kobj, struct kobj_attribute *attr
 			one = hist_format(tmp, PAGE_SIZE, cork_hist_names[i + 3], "-",
 					  HIST_CORK + i + 3);
 		} else {
-			spin_lock_irqsave(&dev_hists_lock, flags);
+			raw_spin_lock_irqsave(&dev_hists_lock, flags);
 			used = dev_hists[i].ifindex;
 			strscpy(name, dev_hists[i].name, IFNAMSIZ);
-			spin_unlock_irqrestore(&dev_hists_lock, flags);
+			raw_spin_unlock_irqrestore(&dev_hists_lock, flags);
 			if (!used)
 				continue;
 			one = hist_format(tmp, PAGE_SIZE, "txc_ns", name, i);
@@ -1726,6 +1807,7 @@ static int __init tsq_probe_init(void)
 	if (TSQ_TEST_MUTANT)
 		pr_warn("TEST MUTANT %d: a deliberately wrong tsq_probe, for tests only\n",
 			TSQ_TEST_MUTANT);
+	watch_start();
 	pr_info("version %s loaded: recover=%d fault_inject=%d fault_ppm=%u xmit_attach=%s wfree_attach=%s\n",
 		TAILFIX_VERSION, recover, fault_inject, fault_ppm,
 		attach_names[xmit_attach], attach_names[wfree_attach]);
@@ -1751,6 +1833,7 @@ err_wq:
 
 static void __exit tsq_probe_exit(void)
 {
+	cancel_delayed_work_sync(&watch_work);
 	sysfs_remove_group(tsq_kobj, &tsq_group);
 	kobject_put(tsq_kobj);
 	/* After this no handler runs and none will queue a check. */
