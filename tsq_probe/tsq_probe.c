@@ -106,6 +106,8 @@ static inline u32 tcp_snd_cwnd(const struct tcp_sock *tp)
  *   4  a completion of the segment its socket is transmitting right now
  *      judged like any other (skb_in_transmit() always false): healthy
  *      traffic over loopback and veth is handed off to its own sender
+ *   5  any charge above the socket's own unit taken for a completion to
+ *      come (data_below()): a pure ACK below hides a stall
  */
 #ifndef TSQ_TEST_MUTANT
 #define TSQ_TEST_MUTANT	0
@@ -685,6 +687,8 @@ static void cork_recovering(const struct sock *sk)
  */
 static bool data_below(int wmem)
 {
+	if (TSQ_TEST_MUTANT == 5)
+		return wmem > 1;
 	return wmem >= (int)SKB_TRUESIZE(1);
 }
 

@@ -25,6 +25,7 @@ declare -A CATCH=(
 	# 4: a completion of the segment being transmitted right now judged as
 	# a lost wake-up candidate (the owner hand-off before skb_in_transmit())
 	[4]=tsq_probe_neutral.sh
+	[5]=tsq_probe_pureack.sh	# a pure ACK below taken for a completion to come
 )
 # Mutant 2 differs from the real module (m0, rebuilt) only where it has the hook.
 mutant_applies() {
