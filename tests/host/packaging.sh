@@ -128,6 +128,56 @@ has_tsq_probe_stat() {
 	grep -qE '^-..x.* /usr/sbin/tsq-probe-stat$' "$1" || { log "no executable /usr/sbin/tsq-probe-stat"; return 1; }
 }
 
+# The operator's tools: the CLI, its man page, and the modprobe rule's target.
+# The rule itself (etc/modprobe.d/ena-tcp-tailfix-ena.conf) is written only by
+# `ena-tcp-tailfix ena enable`: a package that ships it swaps the NIC driver
+# unasked.
+has_operator_tools() {
+	local ok=0
+
+	grep -qE '^-..x.* /usr/sbin/ena-tcp-tailfix$' "$1" || { log "no executable /usr/sbin/ena-tcp-tailfix"; ok=1; }
+	grep -qE '^-..x.* /usr/lib/ena-tcp-tailfix/ena-load$' "$1" ||
+		{ log "no executable /usr/lib/ena-tcp-tailfix/ena-load"; ok=1; }
+	grep -qE ' /usr/share/man/man8/ena-tcp-tailfix\.8(\.gz)?$' "$1" || { log "no ena-tcp-tailfix(8) man page"; ok=1; }
+	! grep -q ' /etc/modprobe.d/ena-tcp-tailfix-ena.conf$' "$1" ||
+		{ log "the package ships the ena modprobe rule: ena swapped unasked"; ok=1; }
+	return $ok
+}
+
+# deb_maint_rule DEB: the maintainer scripts, run with /etc under a scratch
+# root, write the ena rule only where the operator opted in, keep it over an
+# upgrade, and remove it (and, on purge, the opt-in) with the package.
+deb_maint_rule() {
+	local d=$TMP/maint r ok=0 rule conf
+
+	rm -rf "$d" && mkdir -p "$d/ctl" "$d/root/etc/modprobe.d" "$d/bin"
+	dpkg-deb -e "$1" "$d/ctl" || return 1
+	for r in postinst prerm postrm; do
+		[ -f "$d/ctl/$r" ] || { log "no $r in the deb"; return 1; }
+		# dkms and dpkg-query are not this check's business.
+		sed -e "s|/etc/|$d/root/etc/|g" -e 's|^#DEBHELPER#$||' \
+		    -e '/^# Automatically added by dh_dkms/,/^# End automatically added section/d' \
+		    "$d/ctl/$r" >"$d/$r"
+	done
+	printf '#!/bin/sh\nexit 0\n' >"$d/bin/dkms" && cp "$d/bin/dkms" "$d/bin/dpkg-query" && chmod +x "$d/bin/"*
+	rule=$d/root/etc/modprobe.d/ena-tcp-tailfix-ena.conf
+	conf=$d/root/etc/ena-tcp-tailfix.conf
+	PATH=$d/bin:$PATH sh "$d/postinst" configure >/dev/null 2>&1 || { log "postinst configure failed"; ok=1; }
+	[ ! -e "$rule" ] || { log "postinst wrote the ena rule without the opt-in"; ok=1; }
+	echo ENA_DRIVER=tailfix >"$conf"
+	PATH=$d/bin:$PATH sh "$d/postinst" configure >/dev/null 2>&1 || { log "postinst configure (opted in) failed"; ok=1; }
+	grep -qx 'install ena /usr/lib/ena-tcp-tailfix/ena-load $CMDLINE_OPTS' "$rule" 2>/dev/null ||
+		{ log "postinst did not restore the opted-in ena rule"; ok=1; }
+	PATH=$d/bin:$PATH sh "$d/prerm" upgrade >/dev/null 2>&1 || { log "prerm upgrade failed"; ok=1; }
+	[ -e "$rule" ] || { log "prerm upgrade removed the ena rule"; ok=1; }
+	PATH=$d/bin:$PATH sh "$d/prerm" remove >/dev/null 2>&1 || { log "prerm remove failed"; ok=1; }
+	[ ! -e "$rule" ] || { log "prerm remove left the ena rule naming a removed ena-load"; ok=1; }
+	[ -e "$conf" ] || { log "remove took the operator's opt-in"; ok=1; }
+	PATH=$d/bin:$PATH sh "$d/postrm" purge >/dev/null 2>&1 || { log "postrm purge failed"; ok=1; }
+	[ ! -e "$conf" ] || { log "purge left $conf"; ok=1; }
+	return $ok
+}
+
 # dkms.conf runs these by path: a lost x bit breaks every build.
 EXEC_FILES="scripts/build-modules.sh scripts/dkms-post-install.sh ena/prepare-source.sh"
 scripts_executable() {
@@ -347,6 +397,7 @@ dpkg-deb -x "$DEB" "$X"
 check "deb: file name, Package and Version are dkms.conf's ($PKG $VER)" deb_named "$DEB"
 check "deb: Depends on dkms" deb_depends_dkms "$DEB"
 check "deb: lintian has no E: or W: line" lintian_clean "$DEB"
+check "deb: maintainer scripts write the ena rule only on the opt-in, remove it with the package" deb_maint_rule "$DEB"
 for kind in deb rpm; do
 	l=$TMP/$kind.list
 	check "$kind: $SRC/dkms.conf" has_dkms_conf "$l"
@@ -355,6 +406,7 @@ for kind in deb rpm; do
 	check "$kind: no built objects (*.ko, *.o)" no_ko "$l"
 	check "$kind: nothing of git (.git, .gitignore)" no_git "$l"
 	check "$kind: executable /usr/sbin/tsq-probe-stat" has_tsq_probe_stat "$l"
+	check "$kind: the CLI, its man page and ena-load; no ena modprobe rule shipped" has_operator_tools "$l"
 	check "$kind: the scripts dkms.conf runs are executable" scripts_executable "$l"
 	check "$kind: modprobe.d in /etc, modules-load.d and sysctl.d examples under /usr/share/doc" optional_files_placed "$l"
 done
@@ -417,6 +469,9 @@ mutant no-dkms "sed -i 's/^Depends: .*/Depends: xz-utils/' DEBIAN/control" "Depe
 mutant no-source "rm $S/tcp_dctcp_fixed/tcp_dctcp_fixed.c" "module sources check fails" has_module_sources @LIST@
 mutant extra-file "echo x >$S/tsq_probe/notes.txt" "same-files-as-install check fails" same_files_as_install @LIST@
 mutant no-stat "rm usr/sbin/tsq-probe-stat" "tsq-probe-stat check fails" has_tsq_probe_stat @LIST@
+mutant ship-rule "cp $S/ena/ena-load etc/modprobe.d/ena-tcp-tailfix-ena.conf" "operator-tools check fails" has_operator_tools @LIST@
+mutant rule-always "sed -i 's/grep -qsx/true/' DEBIAN/postinst" "maintainer-scripts check fails" deb_maint_rule @DEB@
+mutant rule-kept "sed -i 's/= remove ]/= none ]/' DEBIAN/prerm" "maintainer-scripts check fails" deb_maint_rule @DEB@
 mutant no-dkms-conf "rm $S/dkms.conf" "dkms.conf check fails" has_dkms_conf @LIST@
 mutant no-x "chmod -x $S/scripts/build-modules.sh" "executable-scripts check fails" scripts_executable @LIST@
 mutant etc-sysctl "mkdir -p etc/sysctl.d && cp usr/share/doc/$PKG/examples/sysctl.d/* etc/sysctl.d/" \
@@ -479,7 +534,9 @@ T=$TMP/copy-filter
 copy_tree "$T"
 plant_junk "$T"
 sed -i 's/grep -zvE "$junk"/cat/' "$T/scripts/source-files.sh"
-sed -i 's/^\t*dkms install %{dkms_name}\/%{version} -k "\$k"; }; then$/&\n\t\texit 1/' "$T/packaging/$PKG.spec.in"
+cp "$T/packaging/$PKG.spec.in" "$T.spec"
+sed -i 's/^\(\t*dkms build %{dkms_name}\/%{version} -k "\$k" .*\) || rc=\$?$/\1 || exit 1/' "$T/packaging/$PKG.spec.in"
+cmp -s "$T.spec" "$T/packaging/$PKG.spec.in" && log "the %post mutant's sed matched nothing: the spec changed"
 if r=$(rpm_of "$T"); then
 	listing "$r" >"$T.list"
 	check "mutant source-files.sh without its filter: no-.ko check fails" fails no_ko "$T.list"
@@ -503,7 +560,8 @@ else
 fi
 cp "$RPM" "$TMP/mut/$PKG-9.9.9-1.noarch.rpm"
 check "mutant rpm renamed to 9.9.9: name/version check fails" fails rpm_named "$TMP/mut/$PKG-9.9.9-1.noarch.rpm"
-rpm -qp --qf '%{POSTIN}' "$RPM" | sed 's/dkms build .* &&$/true \&\&/' >"$TMP/mut/post.txt"
+rpm -qp --qf '%{POSTIN}' "$RPM" | sed 's/dkms build [^|]*||/true ||/' >"$TMP/mut/post.txt"
+rpm -qp --qf '%{POSTIN}' "$RPM" | cmp -s - "$TMP/mut/post.txt" && log "the dkms build mutant's sed matched nothing: the %post changed"
 check "mutant %post that never runs dkms build: %post check fails" fails post_registers "$TMP/mut/post.txt"
 log "done in $((SECONDS - start)) s"
 ksft_finish
