@@ -13,21 +13,13 @@ nothing in flight; each reply after the first starts a flight from idle
 answers every connection in turn, with congestion control CC set on its
 listening socket.
 """
-import argparse
+import rpc_common
 import socket
 import sys
 
 
 def server(a):
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    # accepted sockets inherit the listener's congestion control
-    ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cc.encode())
-    ls.bind((a.bind, a.port))
-    ls.listen(4)
-    if a.ready:
-        with open(a.ready, "w") as f:
-            f.write("ready\n")
+    ls = rpc_common.listen(a, 4, a.cc)
     reply = b"r" * a.reply
     while True:
         conn, _ = ls.accept()
@@ -58,14 +50,9 @@ def client(a):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("role", choices=["server", "client"])
-    p.add_argument("--bind", default="0.0.0.0")
-    p.add_argument("--server")
-    p.add_argument("--port", type=int, required=True)
+    p = rpc_common.role_parser()
     p.add_argument("--cc", default="dctcp_fixed")
     p.add_argument("--reply", type=int, default=30000)
-    p.add_argument("--ready")
     a = p.parse_args()
     if a.role == "server":
         server(a)

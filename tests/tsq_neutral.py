@@ -20,7 +20,7 @@ Modes (the server writes, the client reads and prints key=value lines):
             autocorks); --rounds requests, one at a time
   small     --bytes in 64-byte write()s under TCP_NODELAY (iperf3 -N -l 64)
 """
-import argparse
+import rpc_common
 import os
 import socket
 import sys
@@ -92,15 +92,7 @@ def serve_conn(conn, a):
 
 
 def server(a):
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if a.cc:
-        # accepted sockets inherit a congestion control set on the listener
-        ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cc.encode())
-    ls.bind((a.bind, a.port))
-    ls.listen(8)
-    if a.ready:
-        open(a.ready, "w").close()
+    ls = rpc_common.listen(a, 8, a.cc)
     while True:
         conn, _ = ls.accept()
         try:
@@ -160,11 +152,7 @@ def client(a):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("role", choices=["server", "client"])
-    p.add_argument("--bind", default="0.0.0.0")
-    p.add_argument("--server")
-    p.add_argument("--port", type=int, required=True)
+    p = rpc_common.role_parser()
     p.add_argument("--mode", required=True,
                    choices=["msgmore", "bulk", "paced", "sendfile", "blast",
                             "rr", "small"])
@@ -173,7 +161,6 @@ def main():
     p.add_argument("--bytes", type=int, default=4 << 20)
     p.add_argument("--rate", type=int, default=4 << 20)
     p.add_argument("--seconds", type=float, default=3.0)
-    p.add_argument("--ready")
     p.add_argument("--once", action="store_true")
     p.add_argument("--cc", help="server: TCP_CONGESTION of the listening socket")
     a = p.parse_args()

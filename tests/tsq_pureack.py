@@ -20,7 +20,7 @@ server's token bucket fill again, so that the body's first segment leaves
 at once and is ACKed with b"n", not by a delayed ACK that would push the
 trailer out before the body's second segment completes.
 """
-import argparse
+import rpc_common
 import socket
 import sys
 import time
@@ -34,12 +34,7 @@ def quickack_off(s):
 
 
 def server(a):
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind((a.bind, a.port))
-    ls.listen(1)
-    if a.ready:
-        open(a.ready, "w").close()
+    ls = rpc_common.listen(a, 1)
     conn, _ = ls.accept()
     conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     with open(a.fifo, "w") as fifo:
@@ -78,15 +73,10 @@ def client(a):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("role", choices=["server", "client"])
-    p.add_argument("--bind", default="0.0.0.0")
-    p.add_argument("--server")
-    p.add_argument("--port", type=int, required=True)
+    p = rpc_common.role_parser()
     p.add_argument("--fifo", required=True)
     p.add_argument("--rounds", type=int, default=20)
     p.add_argument("--gap-ms", type=float, default=200.0)
-    p.add_argument("--ready")
     a = p.parse_args()
     return server(a) if a.role == "server" else client(a)
 
