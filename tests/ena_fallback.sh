@@ -21,7 +21,11 @@ ours=$(modprobe --ignore-install --show-depends ena 2>/dev/null | sed -n 's/^ins
 case $ours in
 */kernel/drivers/*|"") skip "ena for $(uname -r) resolves to the kernel's own (${ours:-none}): this package's ena was not installed" ;;
 esac
-intree=$(ls /lib/modules/"$(uname -r)"/kernel/drivers/net/ethernet/amazon/ena/ena.ko* 2>/dev/null | head -1)
+# The kernel's own ena: in place (dkms 3.0), or in the archive where later
+# dkms versions (trixie's 3.2) keep a module they replace -- where
+# ena-load looks, in its order.
+intree=$(ls /lib/modules/"$(uname -r)"/kernel/drivers/net/ethernet/amazon/ena/ena.ko* \
+	/var/lib/dkms/ena-tcp-tailfix/original_module/"$(uname -r)"/*/ena.ko* 2>/dev/null | head -1)
 [ -n "$intree" ] || skip "the kernel has no ena module of its own to fall back to"
 ena_in_use && skip "ENA device in use here ($ENA_IN_USE): not touching its driver"
 [ -d /sys/module/ena ] && skip "ena is loaded here already: not unloading it"
