@@ -37,6 +37,8 @@
 #      (6.1.0-57-cloud-amd64 -> 6.1): /usr/src/linux-source-X.Y.tar.*
 #      (Debian), /usr/src/linux-source-X.Y.*/linux-source-X.Y.*.tar.* (Ubuntu)
 #      or an already unpacked /usr/src/linux-source-X.Y[.*]/ tree.
+#   A kernel source of a series with no patches/X.Y (Ubuntu's 5.15 and 6.8)
+#   does not fall through to amzn-drivers: exit 4 says to set ENA_SRC.
 #   An amzn-drivers checkout under /usr/src is never taken on its own: on a
 #   host that installed Amazon's driver with its own DKMS recipe, that
 #   package owns ena (ena-tcp-tailfix ena enable refuses there).  To build
@@ -227,7 +229,7 @@ locate_source
 case $SRC_KIND in
 amzn*) ;;
 *) [ -f "$PATCHES/series" ] ||
-	die 4 "no patch series for kernel series ${ENA_SERIES:-$SERIES} ($PATCHES/series); available: $(cd "$HERE/patches" && echo */ | tr -d /)" ;;
+	die 4 "no patch series for kernel series ${ENA_SERIES:-$SERIES} ($PATCHES/series; available: $(cd "$HERE/patches" && echo */ | tr -d /)); to build Amazon's driver instead, set ENA_SRC=<amzn-drivers checkout or release tarball>" ;;
 esac
 
 case $mode in
