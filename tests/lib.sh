@@ -42,6 +42,10 @@ check() {
 	fi
 }
 
+# fails command...: succeeds when the command fails -- for the mutants of a
+# check: check "mutant X: the Y check fails" fails y_check ARGS
+fails() { ! "$@"; }
+
 # check_xfail "description" "known gap" command...: a subtest that fails
 # today for a documented, open reason (kselftest's XFAIL): "ok N desc # XFAIL
 # reason" when the command fails, a plain ok when it passes.  Only beside a

@@ -71,8 +71,6 @@ stage() {
 	STAGED=/tmp/${d##*/}
 }
 
-fails() { ! "$@"; }
-
 # w1_build KVER WHERE ROOT DIR M: W=1 build of module M of the package
 # staged at DIR (inside ROOT); log in $work/<kver>-M.log.  Clean: make
 # succeeded, M.ko exists, no warning or error line.

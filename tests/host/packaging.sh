@@ -432,8 +432,6 @@ log "checks of the packages done at $((SECONDS - start)) s"
 
 # ---- mutants: each check must fail on a package that breaks its rule ---------
 
-fails() { ! "$@"; }
-
 # deb_mutant NAME SHELL-CODE: the deb unpacked, SHELL-CODE run at its root
 # (control files in DEBIAN/), md5sums made again, packed under the name
 # dpkg-deb gives it (Package_Version_Architecture.deb); prints its path.
