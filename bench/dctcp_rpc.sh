@@ -223,14 +223,17 @@ if [[ " $CCS " == *" dctcp_fixed "* && " $CCS " == *" dctcp "* ]]; then
 	sed 's/^/# /' "$res/ratios.txt"
 fi
 
-# issue 3 and issue 11 targets, reported (the run itself only fails when it
+# The targets, reported (the run itself only fails when it
 # could not run)
 get() { awk -F, -v c="$1" -v r="$2" -v f="$3" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
 	$1 == c && $2 == r { print $h[f] }' "$res/summary.csv"; }
 smbit() { awk -v r="$ROUNDS" '{ s += $6 } END { printf "%.2f", s / r }' "$res/$1"/r*/s*-stream.txt; }
 if [[ " $CCS " == *" dctcp_fixed "* ]]; then
-	n40=$(($(get dctcp_fixed 10k ge40ms) + $(get dctcp_fixed 1m ge40ms)))
-	echo "TARGET no dctcp_fixed RPC >= 40 ms: $([ "$n40" -eq 0 ] && echo met || echo "NOT met ($n40)")"
+	# Sized per RPC: a 1 MB RPC through a shared 40 Mbit/s link takes
+	# over 200 ms whatever the algorithm, so only the 10 KB RPCs have a
+	# 40 ms target.
+	n40=$(get dctcp_fixed 10k ge40ms)
+	echo "TARGET no dctcp_fixed 10 KB RPC >= 40 ms: $([ "$n40" -eq 0 ] && echo met || echo "NOT met ($n40)")"
 	if [[ " $CCS " == *" cubic "* ]]; then
 		cmp_num "$(get dctcp_fixed 10k p999_us)" "<=" "$(get cubic 10k p999_us)" && v=met || v="NOT met"
 		echo "TARGET 10 KB p99.9 dctcp_fixed <= cubic: $v ($(get dctcp_fixed 10k p999_us) vs $(get cubic 10k p999_us) us)"
@@ -240,12 +243,13 @@ if [[ " $CCS " == *" dctcp_fixed "* ]]; then
 		echo "TARGET 10 KB p99.9 dctcp_fixed <= 1.1 x dctcp: $v ($(get dctcp_fixed 10k p999_us) vs $(get dctcp 10k p999_us) us)"
 		cmp_num "$(smbit dctcp_fixed)" ">=" "$(awk -v a="$(smbit dctcp)" 'BEGIN { print 0.95 * a }')" && v=met || v="NOT met"
 		echo "TARGET stream dctcp_fixed >= 0.95 x dctcp: $v ($(smbit dctcp_fixed) vs $(smbit dctcp) Mbit/s per round)"
-		# parity (issue 11 section 4.3): no ratio's interval excludes 1.0 on
-		# the wrong side (more latency, fewer RPCs or less goodput)
+		# no ratio's interval excludes 1.0 on the wrong side (more latency,
+		# fewer RPCs or less goodput); with 5 rounds that shows no
+		# difference, not equivalence
 		worse=$(awk '/^#/ || $2 == "-" { next } {
 			gsub(/[\[\],]/, " "); lat = ($1 ~ /_us$|ge40ms$/)
 			if ((lat && $3 > 1) || (!lat && $4 < 1)) { printf "%s%s %s", sep, $1, $2; sep = ", " } }' "$res/ratios.txt")
-		echo "TARGET parity with dctcp (every dctcp_fixed/dctcp interval includes 1.0 or is better): $([ -z "$worse" ] && echo met || echo "NOT met (worse: $worse)")"
+		echo "TARGET no worse than dctcp (every dctcp_fixed/dctcp interval includes 1.0 or is better): $([ -z "$worse" ] && echo met || echo "NOT met (worse: $worse)")"
 	fi
 fi | tee "$res/targets.txt" | sed 's/^/# /'
 
