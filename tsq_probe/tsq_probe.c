@@ -16,7 +16,8 @@
  *   __dev_queue_xmit()   (tracepoint net_dev_queue, else a kprobe) stamps
  *                        TCP skbs handed to a device and stops the
  *                        cork-hold clock when the corked bytes leave;
- *   tcp_wfree()          (ftrace, else a kprobe) measures TX-completion
+ *   tcp_wfree()          (ftrace, else a kprobe; a kretprobe with
+ *                        fault_mode=completer) measures TX-completion
  *                        latency per device, injects missed flags on
  *                        request, and re-checks the handshake after a full
  *                        barrier.
@@ -63,11 +64,13 @@
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
 #include <linux/random.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/socket.h>
 #include <linux/sysfs.h>
 #include <linux/tcp.h>
 #include <linux/tracepoint.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 #include <net/tcp.h>
 
@@ -108,6 +111,9 @@ static inline u32 tcp_snd_cwnd(const struct tcp_sock *tp)
  *      traffic over loopback and veth is handed off to its own sender
  *   5  any charge above the socket's own unit taken for a completion to
  *      come (data_below()): a pure ACK below hides a stall
+ *   6  a last completion that finds TSQ_THROTTLED set trusted to wake TSQ
+ *      (no flagged suspect): the completer-side lost wake-up, the flag
+ *      left set, goes unseen
  */
 #ifndef TSQ_TEST_MUTANT
 #define TSQ_TEST_MUTANT	0
@@ -129,6 +135,54 @@ MODULE_PARM_DESC(recover, "push sockets found stalled by a lost wake-up (default
 static bool fault_inject;
 module_param(fault_inject, bool, 0444);
 MODULE_PARM_DESC(fault_inject, "allow fault injection through fault_ppm (load time only, default 0)");
+
+/*
+ * What an injected fault does (load time, with fault_inject=1):
+ *   flag       the completion's hook clears TSQ_THROTTLED before it looks
+ *              (the flag never reached the completer);
+ *   completer  tcp_wfree() itself does not see the flag and the flag is
+ *              left set, as 6.1's completer-side race leaves it: cleared
+ *              after the hook has looked, set again when tcp_wfree()
+ *              returns (completer_entry()).
+ */
+enum { FAULT_FLAG, FAULT_COMPLETER, FAULT_NR };
+
+static const char *const fault_mode_names[FAULT_NR] = {
+	[FAULT_FLAG]		= "flag",
+	[FAULT_COMPLETER]	= "completer",
+};
+
+static int fault_mode = FAULT_FLAG;
+
+static int fault_mode_set(const char *val, const struct kernel_param *kp)
+{
+	int i = sysfs_match_string(fault_mode_names, val);
+
+	if (i < 0) {
+		pr_err("fault_mode=%s refused: must be flag or completer\n", val);
+		return -EINVAL;
+	}
+	fault_mode = i;
+	return 0;
+}
+
+static int fault_mode_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", fault_mode_names[fault_mode]);
+}
+
+static const struct kernel_param_ops fault_mode_ops = {
+	.set = fault_mode_set,
+	.get = fault_mode_get,
+};
+module_param_cb(fault_mode, &fault_mode_ops, &fault_mode, 0444);
+MODULE_PARM_DESC(fault_mode, "load time, with fault_inject=1: flag (the hook clears TSQ_THROTTLED, default) or completer (tcp_wfree() misses it and it stays set)");
+
+/* Load-time constants: the completer fault's kretprobe hooks tcp_wfree. */
+static bool fault_completer(void)
+{
+	return fault_inject && fault_mode == FAULT_COMPLETER;
+}
 
 static int test_fail_init;
 module_param(test_fail_init, int, 0444);
@@ -282,6 +336,7 @@ enum tsq_stat {
 	ST_REPUSH_SKIPPED,	/* stalled again where the last push sent nothing */
 	ST_TXC_STAMPS,		/* TCP skbs stamped on their way to a device */
 	ST_TXC_UNSEEN,		/* ... in watch periods that timed no completion */
+	ST_FLAGGED,		/* last completions that found the flag set: re-read after */
 	ST_NR,
 };
 
@@ -308,6 +363,7 @@ static const char *const stat_names[ST_NR] = {
 	[ST_REPUSH_SKIPPED]	= "repush_skipped",
 	[ST_TXC_STAMPS]		= "txc_stamps",
 	[ST_TXC_UNSEEN]		= "completions_unseen",
+	[ST_FLAGGED]		= "flagged_suspects",
 };
 
 struct log2_hist {
@@ -884,6 +940,14 @@ static void idle_push_note(const struct sock *sk, u32 snd_nxt, bool idle)
 #define SLOT_BUSY	((struct sock *)1UL)
 
 static struct sock *check_slots[CHECK_SLOTS];
+/*
+ * Flagged suspects: a last completion found TSQ_THROTTLED set, so the
+ * kernel's tcp_wfree() should wake TSQ, unless it misses the flag (6.1's
+ * completer-side race) and leaves it set with nobody to clear it.  Only
+ * once that completion has returned does the socket say which: see
+ * drain_check_slots().
+ */
+static struct sock *flag_slots[CHECK_SLOTS];
 static struct workqueue_struct *check_wq;
 static void check_work_fn(struct work_struct *work);
 static DECLARE_WORK(check_work, check_work_fn);
@@ -905,29 +969,35 @@ static void kick_check_work(void)
 		queue_work(check_wq, &check_work);
 }
 
-/* Queue sk for a check under its lock; takes a reference if it can. */
-static void suspect(struct sock *sk)
+/* Queue sk in slots for the work; takes a reference if it can. */
+static void suspect_in(struct sock **slots, struct sock *sk)
 {
 	int i;
 
 	for (i = 0; i < CHECK_SLOTS; i++)
-		if (READ_ONCE(check_slots[i]) == sk)
+		if (READ_ONCE(slots[i]) == sk)
 			return;
 	for (i = 0; i < CHECK_SLOTS; i++)
-		if (!cmpxchg(&check_slots[i], NULL, SLOT_BUSY))
+		if (!cmpxchg(&slots[i], NULL, SLOT_BUSY))
 			break;
 	if (i == CHECK_SLOTS) {
 		stat_inc(ST_CHECK_OVERFLOW);
 		return;
 	}
 	if (!refcount_inc_not_zero(&sk->sk_refcnt)) {
-		WRITE_ONCE(check_slots[i], NULL);
+		WRITE_ONCE(slots[i], NULL);
 		return;
 	}
-	/* Publish sk after its reference: pairs with drain_check_slots(). */
-	smp_store_release(&check_slots[i], sk);
+	/* Publish sk after its reference: pairs with slot_take(). */
+	smp_store_release(&slots[i], sk);
 	atomic_inc(&checks_queued);
 	kick_check_work();
+}
+
+/* Queue sk for a check under its lock. */
+static void suspect(struct sock *sk)
+{
+	suspect_in(check_slots, sk);
 }
 
 static void check_stalled(struct sock *sk)
@@ -947,6 +1017,13 @@ static void check_stalled(struct sock *sk)
 	} else if (stalled) {
 		stat_inc(ST_LOST_WAKEUPS);
 		if (push && !test_and_set_bit(TCP_TSQ_DEFERRED, &sk->sk_tsq_flags)) {
+			/*
+			 * As tcp_wfree() does when it wakes TSQ: a flag a
+			 * missed completion left set goes with the push
+			 * (nothing is below TCP, and no tcp_push() or
+			 * tcp_write_xmit() runs while we own the socket).
+			 */
+			clear_bit(TSQ_THROTTLED, &sk->sk_tsq_flags);
 			sock_hold(sk);	/* dropped by tcp_release_cb() */
 			cork_recovering(sk);
 		} else {
@@ -965,20 +1042,62 @@ static void check_stalled(struct sock *sk)
 	}
 }
 
-/* Take every queued socket out; check it if asked; drop its reference. */
+/* The socket queued in *slot, taken out with its reference, or NULL. */
+static struct sock *slot_take(struct sock **slot)
+{
+	/* Pairs with suspect_in(): the reference is taken before sk shows. */
+	struct sock *sk = smp_load_acquire(slot);
+
+	if (!sk || sk == SLOT_BUSY || cmpxchg(slot, sk, NULL) != sk)
+		return NULL;
+	return sk;
+}
+
+/*
+ * Take every queued socket out; check it if asked; drop its reference.
+ *
+ * A flagged suspect is checked only if it still looks stalled now that
+ * its completion has most likely returned; on healthy traffic that
+ * completion has woken TSQ (TSQF_QUEUED, then the tasklet's push), so it
+ * goes without a check.  One that still looks stalled may yet be a
+ * completion under way, between its uncharge and its flags update:
+ * tcp_wfree() runs with BH or IRQs off (softirq, hardirq, BH-disabled task
+ * context), an RCU read-side section, so after a grace period it has
+ * returned, and the check under the lock sees what it left (TSQF_QUEUED,
+ * or nothing, which is the lost wake-up).  The one completion outside such
+ * a section, a drop inside tcp_sendmsg(), runs under the socket lock the
+ * check takes.  The grace period's full barriers order the completion's
+ * writes before the check's reads.
+ */
 static void drain_check_slots(bool check)
 {
+	struct sock *flagged[CHECK_SLOTS];
 	struct sock *sk;
-	int i;
+	int i, n = 0;
 
 	for (i = 0; i < CHECK_SLOTS; i++) {
-		/* Pairs with suspect(): the reference is taken before sk shows. */
-		sk = smp_load_acquire(&check_slots[i]);
-		if (!sk || sk == SLOT_BUSY || cmpxchg(&check_slots[i], sk, NULL) != sk)
+		sk = slot_take(&check_slots[i]);
+		if (!sk)
 			continue;
 		if (check)
 			check_stalled(sk);
 		sock_put(sk);
+	}
+	for (i = 0; i < CHECK_SLOTS; i++) {
+		sk = slot_take(&flag_slots[i]);
+		if (!sk)
+			continue;
+		if (check && tcp_stall_hint(sk, refcount_read(&sk->sk_wmem_alloc)))
+			flagged[n++] = sk;
+		else
+			sock_put(sk);
+	}
+	if (!n)
+		return;
+	synchronize_rcu_expedited();
+	for (i = 0; i < n; i++) {
+		check_stalled(flagged[i]);
+		sock_put(flagged[i]);
 	}
 }
 
@@ -990,8 +1109,8 @@ static unsigned long fault_flags;
 static void fault_say(void)
 {
 	if (test_and_clear_bit(FAULT_SAY, &fault_flags))
-		pr_warn("fault injected (fault_ppm=%u): TX completions miss TSQ_THROTTLED on purpose; kernel tainted\n",
-			READ_ONCE(fault_ppm));
+		pr_warn("fault injected (fault_mode=%s fault_ppm=%u): TX completions miss TSQ_THROTTLED on purpose; kernel tainted\n",
+			fault_mode_names[fault_mode], READ_ONCE(fault_ppm));
 }
 
 static void check_work_fn(struct work_struct *work)
@@ -1218,14 +1337,18 @@ static void wfree_suspect(struct sock *sk)
 	suspect(sk);
 }
 
-static void fault_inject_one(struct sock *sk)
+/* A completion that finds TSQ_THROTTLED set, drawn with fault_ppm. */
+static bool fault_draw(struct sock *sk)
 {
 	unsigned int ppm = READ_ONCE(fault_ppm);
 
-	if (!ppm || !test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags) ||
-	    ((u64)get_random_u32() * PPM >> 32) >= ppm ||
-	    !test_and_clear_bit(TSQ_THROTTLED, &sk->sk_tsq_flags))
-		return;
+	return ppm && test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags) &&
+	       ((u64)get_random_u32() * PPM >> 32) < ppm;
+}
+
+/* A fault was injected: count it, taint once. */
+static void fault_counted(void)
+{
 	stat_inc(ST_FAULTS_INJECTED);
 	if (!test_and_set_bit(FAULT_TAINTED, &fault_flags)) {
 		add_taint(TSQ_TAINT, LOCKDEP_STILL_OK);
@@ -1233,6 +1356,13 @@ static void fault_inject_one(struct sock *sk)
 		set_bit(FAULT_SAY, &fault_flags);
 		kick_check_work();
 	}
+}
+
+/* fault_mode=flag: the hook itself finds the flag cleared. */
+static void fault_inject_one(struct sock *sk)
+{
+	if (fault_draw(sk) && test_and_clear_bit(TSQ_THROTTLED, &sk->sk_tsq_flags))
+		fault_counted();
 }
 
 /*
@@ -1271,7 +1401,7 @@ static void wfree_hit(struct sk_buff *skb)
 	if (!in_interrupt())
 		stat_inc(ST_TXC_TASK);
 	/* fault_inject is load-time only: fault_ppm alone never injects. */
-	if (fault_inject)
+	if (fault_inject && fault_mode == FAULT_FLAG)
 		fault_inject_one(sk);
 
 	/* Re-read the flag after a full barrier, as tcp_push() must have. */
@@ -1282,9 +1412,18 @@ static void wfree_hit(struct sk_buff *skb)
 	/* The last completion: unless the sender is still sending it. */
 	if (atomic_read(&corks_open) && !skb_in_transmit(sk, skb))
 		cork_idle(sk);
-	if (!test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags) && tcp_stall_hint(sk, below) &&
-	    !skb_in_transmit(sk, skb))
+	if (!tcp_stall_hint(sk, below) || skb_in_transmit(sk, skb))
+		return;
+	if (!test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags)) {
 		wfree_suspect(sk);
+	} else if (TSQ_TEST_MUTANT != 6) {
+		/*
+		 * tcp_wfree() is about to find the flag and wake TSQ, unless
+		 * it misses it: look again once it has returned.
+		 */
+		stat_inc(ST_FLAGGED);
+		suspect_in(flag_slots, sk);
+	}
 }
 
 static int wfree_pre(struct kprobe *p, struct pt_regs *regs)
@@ -1296,6 +1435,63 @@ static int wfree_pre(struct kprobe *p, struct pt_regs *regs)
 static struct kprobe wfree_probe = {
 	.symbol_name	= "tcp_wfree",
 	.pre_handler	= wfree_pre,
+};
+
+/*
+ * fault_mode=completer: tcp_wfree() is hooked by this kretprobe instead of
+ * the ftrace hook or wfree_probe (only with fault_inject=1 and this mode:
+ * the default path has none of it).  Its entry runs the hook, which sees
+ * the flag as the kernel's completion would, then clears the flag for a
+ * drawn completion; tcp_wfree() then neither wakes TSQ nor clears it, and
+ * the return handler sets it again: the flag is left set, nobody comes.
+ * A reference on the socket keeps it across tcp_wfree()'s sk_free().
+ * Entry: the contexts of wfree_hit(), NMI included; return: tcp_wfree()'s
+ * caller's context.
+ */
+struct completer_data {
+	struct sock *sk;
+};
+
+static bool completer_stopping;
+static atomic_t completer_inflight;	/* entries whose return is to come */
+
+static int completer_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct completer_data *d = (struct completer_data *)ri->data;
+	struct sk_buff *skb = (struct sk_buff *)regs_get_kernel_argument(regs, 0);
+	struct sock *sk = skb->sk;
+
+	wfree_hit(skb);
+	/* Read under the handler's preemption-off: see completer_detach(). */
+	if (READ_ONCE(completer_stopping) || !fault_draw(sk) ||
+	    !test_and_clear_bit(TSQ_THROTTLED, &sk->sk_tsq_flags))
+		return 1;	/* no return handler */
+	if (!refcount_inc_not_zero(&sk->sk_refcnt)) {
+		set_bit(TSQ_THROTTLED, &sk->sk_tsq_flags);
+		return 1;
+	}
+	atomic_inc(&completer_inflight);
+	d->sk = sk;
+	fault_counted();
+	return 0;
+}
+
+static int completer_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct completer_data *d = (struct completer_data *)ri->data;
+
+	set_bit(TSQ_THROTTLED, &d->sk->sk_tsq_flags);
+	sock_put(d->sk);
+	if (atomic_dec_and_test(&completer_inflight))
+		wake_up_var(&completer_inflight);
+	return 0;
+}
+
+static struct kretprobe completer_probe = {
+	.kp.symbol_name	= "tcp_wfree",
+	.entry_handler	= completer_entry,
+	.handler	= completer_return,
+	.data_size	= sizeof(struct completer_data),
 };
 
 /*
@@ -1439,6 +1635,45 @@ static int wfree_ftrace_attach(bool asked)
 	return ret;
 }
 
+static int completer_attach(void)
+{
+	int ret;
+
+	if (wfree_attach == ATTACH_FTRACE) {
+		pr_err("refusing to load: fault_mode=completer hooks tcp_wfree with a kretprobe, not wfree_attach=ftrace\n");
+		return -EINVAL;
+	}
+	ret = register_kretprobe(&completer_probe);
+	if (ret) {
+		pr_err("refusing to load: fault_mode=completer: cannot kretprobe tcp_wfree (%d)\n",
+		       ret);
+		return ret;
+	}
+	ret = resolve_tcp_wfree(&completer_probe.kp);
+	if (ret) {
+		pr_err("refusing to load: cannot find the entry of tcp_wfree in kallsyms\n");
+		unregister_kretprobe(&completer_probe);
+		return ret;
+	}
+	wfree_attach = ATTACH_KPROBE;
+	return 0;
+}
+
+/*
+ * No new injection (entries read completer_stopping with preemption off,
+ * an RCU read-side section, NMI included), then every injected completion
+ * returns and puts its flag and reference back, then the probe goes: a
+ * return handler still to come would otherwise be skipped by
+ * unregister_kretprobe(), leaving the socket's reference and flag behind.
+ */
+static void completer_detach(void)
+{
+	WRITE_ONCE(completer_stopping, true);
+	synchronize_rcu();
+	wait_var_event(&completer_inflight, !atomic_read(&completer_inflight));
+	unregister_kretprobe(&completer_probe);
+}
+
 static int wfree_kprobe_attach(void)
 {
 	int ret = register_kprobe(&wfree_probe);
@@ -1486,7 +1721,9 @@ static int attach_cheapest(int *mode, int cheap_mode, int (*cheap)(bool asked),
 
 static void wfree_detach(void)
 {
-	if (wfree_attach == ATTACH_KPROBE)
+	if (fault_completer())
+		completer_detach();
+	else if (wfree_attach == ATTACH_KPROBE)
 		unregister_kprobe(&wfree_probe);
 	else
 		wfree_ftrace_unregister();
@@ -1497,7 +1734,8 @@ static unsigned long missed_base;
 static unsigned long probes_missed_raw(void)
 {
 	return push_probe.nmissed + push_probe.kp.nmissed + xmit_probe.nmissed +
-	       wfree_probe.nmissed + wfree_ftrace_missed_sum();
+	       wfree_probe.nmissed + wfree_ftrace_missed_sum() +
+	       completer_probe.nmissed + completer_probe.kp.nmissed;
 }
 
 /* ---- the watch: completions that stopped being seen ---------------------- */
@@ -1751,6 +1989,11 @@ static int __init tsq_probe_init(void)
 		pr_err("refusing to load: fault_ppm=%u needs fault_inject=1\n", fault_ppm);
 		return -EINVAL;
 	}
+	if (fault_mode != FAULT_FLAG && !fault_inject) {
+		pr_err("refusing to load: fault_mode=%s needs fault_inject=1\n",
+		       fault_mode_names[fault_mode]);
+		return -EINVAL;
+	}
 	init_irq_work(&check_kick, check_kick_fn);
 	/*
 	 * Checks sleep on the socket lock: our own queue, one at a time.  A
@@ -1771,8 +2014,11 @@ static int __init tsq_probe_init(void)
 	}
 
 	/* tcp_wfree first: its address tells __dev_queue_xmit which skbs to time. */
-	ret = attach_cheapest(&wfree_attach, ATTACH_FTRACE, wfree_ftrace_attach,
-			      wfree_kprobe_attach);
+	if (fault_completer())
+		ret = completer_attach();
+	else
+		ret = attach_cheapest(&wfree_attach, ATTACH_FTRACE, wfree_ftrace_attach,
+				      wfree_kprobe_attach);
 	if (ret)
 		goto err_notifier;
 	ret = test_fail_point(1);
@@ -1812,9 +2058,10 @@ static int __init tsq_probe_init(void)
 		pr_warn("TEST MUTANT %d: a deliberately wrong tsq_probe, for tests only\n",
 			TSQ_TEST_MUTANT);
 	watch_start();
-	pr_info("version %s loaded: recover=%d fault_inject=%d fault_ppm=%u xmit_attach=%s wfree_attach=%s\n",
-		TAILFIX_VERSION, recover, fault_inject, fault_ppm,
-		attach_names[xmit_attach], attach_names[wfree_attach]);
+	pr_info("version %s loaded: recover=%d fault_inject=%d fault_mode=%s fault_ppm=%u xmit_attach=%s wfree_attach=%s%s\n",
+		TAILFIX_VERSION, recover, fault_inject, fault_mode_names[fault_mode], fault_ppm,
+		attach_names[xmit_attach], attach_names[wfree_attach],
+		fault_completer() ? " (a kretprobe: fault_mode=completer)" : "");
 	return 0;
 
 err_group:
