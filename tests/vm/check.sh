@@ -9,7 +9,9 @@
 #   full:  the same on every kernel of both architectures, with the
 #          tests' full loops, plus 5.10 (a Debian 11 guest), the debug
 #          kernel, the SMP and mutant runs and the host checks of
-#          HOST_FULL_TEST_PROGS (the 5.10/7.x build matrix);
+#          HOST_FULL_TEST_PROGS (the 5.10/7.x build matrix), and the
+#          package's lifecycle from its deb in a 6.1 guest of its own
+#          (tests/Makefile PKG_TEST_PROGS);
 #   demo:  the TSQ lost-wake-up demo in the 6.1 guest, table at the end;
 #   bench: the benchmarks in the guests, results under bench/results/.
 # Ends with "N passed, N failed, N skipped" over everything that ran.
@@ -220,8 +222,11 @@ guest() {
 	# A foreign guest's DKMS install is emulated: stage only the kernels
 	# that boot.  The amd64 disks always carry every kernel: the first
 	# gets `dkms install`, the next ones the kernel-upgrade path (stage.sh).
+	# A disk for PKG_TEST_PROGS (TAILFIX_STAGE_DEB=1, stage.sh) has the
+	# headers of the kernels that boot only: its DKMS builds in the guest.
 	local only=.
 	case $kind in amd64 | amd64-trixie | amd64-bullseye) ;; *) only=$filter ;; esac
+	[ "${TAILFIX_STAGE_DEB:-0}" = 1 ] && only=$filter
 	local t0=$SECONDS
 	last_line env TAILFIX_STAGE_KERNELS="$only" "$here/stage.sh" "$kind"
 	echo "check.sh: staging the $kind guest took $((SECONDS - t0)) s"
@@ -233,7 +238,7 @@ guest() {
 	fi
 	# The matrix: every series this mode wants of KIND must be on the disk.
 	for s in $MATRIX; do
-		[ "${s%%:*}" = "$kind" ] || continue
+		[ "${s%%:*}" = "$kind" ] && [ "${TAILFIX_STAGE_DEB:-0}" != 1 ] || continue
 		s=${s#*:}
 		grep -q "^${s//./\\.}\." "$img.kernels" ||
 			add "$kind $s: kernel missing from the staged disk ($(echo $(cat "$img.kernels")))" 0 1 0
@@ -323,6 +328,16 @@ quick|full)
 	# 5.10 (Debian 11, the kernel line of Amazon Linux 2): check-full only.
 	[ "$mode" = full ] && guest amd64-bullseye check
 	guest amd64 check
+	# check-full: the package's lifecycle (install from the deb, opt in,
+	# opt out, purge) on a 6.1 disk it is not installed on, in one boot
+	# (tests/pkg_lifecycle.sh says why not several).  Its DKMS builds run
+	# in the guest (three of them, and the initramfs rebuilt each time):
+	# the test's timeout and the guest's are raised to match.
+	if [ "$mode" = full ]; then
+		TAILFIX_STAGE_DEB=1 TAILFIX_STAGE_AMZN='^$' TAILFIX_VM_TIMEOUT=6000 \
+			TAILFIX_GUEST_ENV="${TAILFIX_GUEST_ENV:-} TAILFIX_TEST_TIMEOUT=5400" \
+			guest amd64 "tests:$(make -s -C tests print-pkg-test-progs | tr ' ' ,)" "" '^6\.1\.'
+	fi
 	# The newest 7.x, in a Debian 13 guest (image.sh amd64-trixie): the
 	# package is installed on trixie's 6.12 and goes to the 7.x through
 	# the kernel-upgrade path.  check-full boots both kernels with the

@@ -11,6 +11,15 @@
 #      dkms.conf, as a user runs it; the build log is kept next to the image;
 #   3. the tests, helper tools and benchmarks under /opt/tailfix;
 #   4. an ext4 disk made from that tree (mke2fs -d, nothing mounted).
+# TAILFIX_STAGE_DEB=1 (amd64 only; for tests/pkg_lifecycle.sh): steps 2 and
+# the amzn-drivers builds are left out.  Instead the disk gets the package as
+# an operator gets it: the .deb of scripts/package.sh (built here on the
+# host) in /opt/tailfix/debs/, not installed, nothing of ours in /usr/src,
+# /var/lib/dkms, /etc or /usr/lib; linux-source-X.Y.tar.xz of each staged
+# kernel's series in /usr/src (where ena's source comes from, as on a host
+# with linux-source installed), and the headers of the kernels not matching
+# TAILFIX_STAGE_KERNELS purged with apt, so that the guest's DKMS builds
+# only for the kernels that boot.
 # TAILFIX_STAGE_NAME names the disk ($cache/ARCH/NAME.img, default guest-
 # plus a hash of this checkout's path, so two checkouts never share one);
 # staging holds NAME.lock exclusively, run.sh holds it shared while booting.
@@ -30,6 +39,12 @@ pkg=ena-tcp-tailfix-$version
 log() { echo "stage.sh: $*" >&2; }
 . "$here/vm-lib.sh"
 
+stage_deb=${TAILFIX_STAGE_DEB:-0}
+case $stage_deb in
+0) ;;
+1) [ "$kind" = amd64 ] || { log "TAILFIX_STAGE_DEB=1: amd64 only, not $kind"; exit 1; } ;;
+*) log "TAILFIX_STAGE_DEB=$stage_deb: 0 or 1"; exit 1 ;;
+esac
 name=${TAILFIX_STAGE_NAME:-guest-$(echo "$top" | sha256sum | cut -c1-8)}
 work=$cache/$kind/$name.root
 img=$cache/$kind/$name.img
@@ -52,22 +67,26 @@ done
 safe_rmroot "$work"
 cp -a --reflink=auto "$root" "$work"
 
-# The package source, as `dkms add` expects it in /usr/src.
-mkdir -p "$work/usr/src/$pkg"
+# The package source, as `dkms add` expects it in /usr/src (with
+# TAILFIX_STAGE_DEB=1 only the tests' copy in /opt/tailfix: the deb brings
+# /usr/src's).
+srcdir=$work/usr/src/$pkg
+[ "$stage_deb" = 1 ] && srcdir=$work/opt/tailfix
+mkdir -p "$srcdir"
 if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
 	# (--ignore-failed-read: an untracked file a concurrent build, such as
 	# check.sh's background host checks, removes while it is listed)
 	git -C "$top" ls-files -co --exclude-standard -z |
-		tar -C "$top" --null --ignore-failed-read -T - -cf - | tar -C "$work/usr/src/$pkg" -xf -
+		tar -C "$top" --null --ignore-failed-read -T - -cf - | tar -C "$srcdir" -xf -
 else
-	tar -C "$top" --exclude=out --exclude='build-*' -cf - . | tar -C "$work/usr/src/$pkg" -xf -
+	tar -C "$top" --exclude=out --exclude='build-*' -cf - . | tar -C "$srcdir" -xf -
 fi
 
 # The distribution's kernel source packages, where the ENA source comes
 # from, visible to the build only (linked, then removed from the image).
 srcs=()
 for t in /usr/src/linux-source-*.tar.xz; do
-	[ -f "$t" ] || continue
+	[ -f "$t" ] && [ "$stage_deb" != 1 ] || continue
 	ln "$t" "$work/usr/src/" 2>/dev/null || cp "$t" "$work/usr/src/"
 	srcs+=("$work/usr/src/${t##*/}")
 done
@@ -84,7 +103,48 @@ stage_kernels() {
 }
 kernels=$(stage_kernels)
 dkmslog=$cache/$kind/dkms.log
-if { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
+
+# TAILFIX_STAGE_DEB=1 (see the top): the root of a host that has not
+# installed the package yet.
+stage_deb_root() {
+	local k s t deb
+
+	[ "$(uname -m)" = x86_64 ] || { log "TAILFIX_STAGE_DEB=1 needs an x86_64 build host"; exit 1; }
+	[ -n "$kernels" ] || { log "no kernel in the $kind root matches '${TAILFIX_STAGE_KERNELS:-.}'"; exit 1; }
+	: >"$dkmslog"
+	mounts=()
+	trap 'for m in "${mounts[@]}"; do umount -l "$m"; done' EXIT
+	for m in proc sys dev; do
+		mount --bind "/$m" "$work/$m"
+		mounts+=("$work/$m")
+	done
+	for k in $(cd "$work/lib/modules" && ls -d */build 2>/dev/null | sed 's,/build,,'); do
+		printf '%s\n' $kernels | grep -qxF -- "$k" && continue
+		log "TAILFIX_STAGE_DEB: apt-get purge linux-headers-$k (no DKMS build for it in the guest)"
+		DEBIAN_FRONTEND=noninteractive chroot "$work" apt-get purge -q -y "linux-headers-$k" >>"$dkmslog" 2>&1 ||
+			{ tail -20 "$dkmslog" >&2; log "apt-get purge linux-headers-$k failed"; exit 1; }
+	done
+	for m in "${mounts[@]}"; do umount -l "$m"; done
+	mounts=()
+	trap - EXIT
+	for k in $kernels; do
+		s=$(echo "$k" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
+		t=/usr/src/linux-source-$s.tar.xz
+		if [ -f "$t" ]; then
+			[ -e "$work$t" ] || ln "$t" "$work$t" 2>/dev/null || cp "$t" "$work$t"
+		else
+			log "TAILFIX_STAGE_DEB: no $t on this host: the guest's DKMS will not build ena for $k"
+		fi
+	done
+	mkdir -p "$work/opt/tailfix/debs"
+	deb=$("$top/scripts/package.sh" deb "$work/opt/tailfix/debs") ||
+		{ log "scripts/package.sh deb failed"; exit 1; }
+	log "TAILFIX_STAGE_DEB: ${deb#"$work"} on the disk, not installed"
+}
+
+if [ "$stage_deb" = 1 ]; then
+	stage_deb_root
+elif { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 	{ [ "$arch" != amd64 ] && "$here/image-foreign.sh" --binfmt "$arch"; }; then
 	mounts=()
 	trap 'for m in "${mounts[@]}"; do umount -l "$m"; done' EXIT
@@ -182,7 +242,7 @@ arm64) cc=aarch64-linux-gnu-gcc ;;
 esac
 make -s -C "$top/tests" tools CC="$cc" TOOLS_OUT="$cache/$arch/tools" >&2
 mkdir -p "$work/opt/tailfix"
-cp -a "$work/usr/src/$pkg/." "$work/opt/tailfix/"
+[ "$srcdir" = "$work/opt/tailfix" ] || cp -a "$work/usr/src/$pkg/." "$work/opt/tailfix/"
 mkdir -p "$work/opt/tailfix/tests/tools"
 cp "$cache/$arch/tools/"* "$work/opt/tailfix/tests/tools/"
 if [ -d "$work/var/tmp/tailfix-amzn" ]; then
