@@ -10,6 +10,8 @@
 #   2  tsq_probe_load.sh: the tcp_wfree ftrace hook left out of the build
 #   3  tsq_probe_counters.sh: every push with unsent data counted as
 #      autocork (single writes must leave autocork at 0)
+#   6  tsq_probe_completer.sh: a last completion that finds TSQ_THROTTLED
+#      set trusted to wake TSQ (the completer-side race goes unseen)
 #   tests:mutants/tsq_mutants.sh   (TSQ_MUTANTS="1" to run a subset)
 # taint-expected: N (tsq_probe_bh.sh injects faults, which taints TAINT_TEST)
 . "$(dirname "$0")/../lib.sh"
@@ -26,11 +28,14 @@ declare -A CATCH=(
 	# a lost wake-up candidate (the owner hand-off before skb_in_transmit())
 	[4]=tsq_probe_neutral.sh
 	[5]=tsq_probe_pureack.sh	# a pure ACK below taken for a completion to come
+	# 6: a last completion that finds TSQ_THROTTLED set trusted to wake
+	# TSQ: the completer-side lost wake-up (the flag left set) goes unseen
+	[6]=tsq_probe_completer.sh
 )
 # Mutant 2 differs from the real module (m0, rebuilt) only where it has the hook.
 mutant_applies() {
 	[ "$1" != 2 ] || nm "$MUT_TMP/m0.ko" | grep -qw wfree_ftrace_hit ||
 		{ echo "the real tsq_probe has no ftrace hook on this kernel: nothing to leave out"; return 1; }
 }
-mutants_judge CATCH "${TSQ_MUTANTS:-1 2 3 4 5}"
+mutants_judge CATCH "${TSQ_MUTANTS:-1 2 3 4 5 6}"
 ksft_finish
