@@ -22,7 +22,14 @@
 ///    ring when the dropped packet ends the batch and descriptors are
 ///    pending; the success path already rang when it stopped the queue),
 ///    before the free (as amzn-drivers has it) or after it (as the
-///    kernel's driver with this package's patch has it).
+///    kernel's driver with this package's patch has it).  X, "descriptors
+///    are pending", is one of the two forms that say it: the ring's
+///    doorbell_pending flag (this package's patch) or
+///    ena_com_used_q_entries() (amzn-drivers); any other X (a constant, an
+///    unrelated test) does not count;
+///  - the doorbell_pending flag is set by a function after it queues
+///    descriptors (ena_com_prepare_tx()), and the transmit function never
+///    clears it itself.
 //
 // Confidence: High for the ENA driver it was written for.
 // Options: --no-includes
@@ -37,6 +44,8 @@ def norm(s):
 decisions = {}
 xmits = set()
 drops = set()
+pending_readers = set()
+pending_setters = set()
 
 @dbfn@
 identifier db;
@@ -117,21 +126,21 @@ else:
 identifier checked_skb.xmit;
 identifier dbfn.db;
 expression success.C;
-expression skb, X;
+expression skb, E;
 position p;
 @@
 netdev_tx_t xmit(...)
 {
   ...
       when != if (C) { ... db(...); ... }
-      when != if (X && C) { ... db(...); ... }
-      when != if (X && (C)) { ... db(...); ... }
-      when != if (C && X) { ... db(...); ... }
-      when != if ((C) && X) { ... db(...); ... }
-      when != if (!netdev_xmit_more() && X) { ... db(...); ... }
-      when != if (X && !netdev_xmit_more()) { ... db(...); ... }
-      when != if (!netdev_xmit_more() && X) db(...);
-      when != if (X && !netdev_xmit_more()) db(...);
+      when != if (E->doorbell_pending && C) { ... db(...); ... }
+      when != if (E->doorbell_pending && (C)) { ... db(...); ... }
+      when != if (C && E->doorbell_pending) { ... db(...); ... }
+      when != if ((C) && E->doorbell_pending) { ... db(...); ... }
+      when != if (!netdev_xmit_more() && ena_com_used_q_entries(...)) { ... db(...); ... }
+      when != if (ena_com_used_q_entries(...) && !netdev_xmit_more()) { ... db(...); ... }
+      when != if (!netdev_xmit_more() && ena_com_used_q_entries(...)) db(...);
+      when != if (ena_com_used_q_entries(...) && !netdev_xmit_more()) db(...);
 (
   dev_kfree_skb(skb)@p;
 |
@@ -143,14 +152,14 @@ netdev_tx_t xmit(...)
 )
   ...
       when != if (C) { ... db(...); ... }
-      when != if (X && C) { ... db(...); ... }
-      when != if (X && (C)) { ... db(...); ... }
-      when != if (C && X) { ... db(...); ... }
-      when != if ((C) && X) { ... db(...); ... }
-      when != if (!netdev_xmit_more() && X) { ... db(...); ... }
-      when != if (X && !netdev_xmit_more()) { ... db(...); ... }
-      when != if (!netdev_xmit_more() && X) db(...);
-      when != if (X && !netdev_xmit_more()) db(...);
+      when != if (E->doorbell_pending && C) { ... db(...); ... }
+      when != if (E->doorbell_pending && (C)) { ... db(...); ... }
+      when != if (C && E->doorbell_pending) { ... db(...); ... }
+      when != if ((C) && E->doorbell_pending) { ... db(...); ... }
+      when != if (!netdev_xmit_more() && ena_com_used_q_entries(...)) { ... db(...); ... }
+      when != if (ena_com_used_q_entries(...) && !netdev_xmit_more()) { ... db(...); ... }
+      when != if (!netdev_xmit_more() && ena_com_used_q_entries(...)) db(...);
+      when != if (ena_com_used_q_entries(...) && !netdev_xmit_more()) db(...);
   return ...;
 }
 
@@ -161,8 +170,77 @@ xmit << checked_skb.xmit;
 print("%s:%s: %s(): drop path returns without the success path's doorbell decision" %
       (p[0].file, p[0].line, xmit))
 
+// The pending flag the kernel patch's drop decision reads: set where a
+// packet's descriptors are queued (after ena_com_prepare_tx()), and never
+// cleared by the transmit function itself (only the doorbell function
+// clears it, once it has rung).
+@uses_pending exists@
+identifier checked_skb.xmit;
+identifier dbfn.db;
+expression E, C2;
+@@
+netdev_tx_t xmit(...)
+{
+  ... when any
+(
+  if (E->doorbell_pending && C2) { ... db(...); ... }
+|
+  if (C2 && E->doorbell_pending) { ... db(...); ... }
+)
+  ... when any
+}
+
+@script:python@
+xmit << checked_skb.xmit;
+@@
+pending_readers.add(xmit)
+
+@pending_set exists@
+identifier fn;
+expression E, rc;
+@@
+fn(...)
+{
+  ... when any
+(
+  ena_com_prepare_tx(...);
+|
+  rc = ena_com_prepare_tx(...);
+)
+  ... when any
+  E->doorbell_pending = true;
+  ... when any
+}
+
+@script:python@
+fn << pending_set.fn;
+@@
+pending_setters.add(fn)
+
+@pending_cleared exists@
+identifier checked_skb.xmit;
+expression E;
+position p;
+@@
+netdev_tx_t xmit(...)
+{
+  ... when any
+  E->doorbell_pending@p = false;
+  ... when any
+}
+
+@script:python@
+p << pending_cleared.p;
+xmit << checked_skb.xmit;
+@@
+print("%s:%s: %s(): clears the pending-doorbell flag itself: a drop after it would not ring for descriptors queued earlier" %
+      (p[0].file, p[0].line, xmit))
+
 @finalize:python@
 @@
+for x in sorted(pending_readers):
+    if not pending_setters:
+        print("ena_all.c:1: %s(): its drop decision reads doorbell_pending, but no function sets it after ena_com_prepare_tx(): the drop path never rings" % x)
 for x in sorted(xmits):
     if x not in drops:
         print("ena_all.c:1: %s(): no skb free (dev_kfree_skb*(), dev_consume_skb_any(), napi_consume_skb()): no drop path examined" % x)

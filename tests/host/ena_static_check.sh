@@ -51,6 +51,12 @@ MUTANTS=(
 	'noop_helper|tx_drop_doorbell|s/(\(netif_xmit_stopped\(txq\) \|\| !netdev_xmit_more\(\)\)\) \{\n\t\t)ena_ring_tx_doorbell\(tx_ring\);/$1ena_tx_drop_doorbell(tx_ring);/; s/^(static netdev_tx_t ena_start_xmit\()/static void ena_tx_drop_doorbell(struct ena_ring *tx_ring)\n{\n}\n\n$1/m'
 	# the doorbell function itself returns before writing the register
 	'noop_doorbell|tx_drop_doorbell|s/(void ena_ring_tx_doorbell\(struct ena_ring \*tx_ring\)\n\{\n)/$1\tif (tx_ring)\n\t\treturn;\n/'
+	# the drop path's "descriptors are pending" made a constant false
+	'false_pending|tx_drop_doorbell|s/if \(tx_ring->doorbell_pending &&/if (0 &&/'
+	# the pending flag never set where descriptors are queued
+	'pending_never_set|tx_drop_doorbell|s/\tring->doorbell_pending = true;\n//'
+	# the pending flag cleared by the transmit function before its drop test
+	'pending_cleared|tx_drop_doorbell|s/(\tif \(tx_ring->doorbell_pending &&)/\ttx_ring->doorbell_pending = false;\n$1/'
 	# the drop path rings on another condition than the success path
 	'other_decision|tx_drop_doorbell|s/(tx_ring->doorbell_pending &&\n\t    \(netif_xmit_stopped\(txq\) \|\| )!(netdev_xmit_more\(\)\)\))/$1$2/'
 	# ring before the stats: ena_io_poll() accounts after napi_complete_done()
