@@ -34,9 +34,7 @@ done
 # Our modules installed by DKMS for this kernel (ena only where it was built).
 mods=()
 for m in tsq_probe tcp_dctcp_fixed ena; do
-	case $(modinfo -n "$m" 2>/dev/null) in
-	*/updates/dkms/*) mods+=("$m") ;;
-	esac
+	dkms_path "$(modinfo -n "$m" 2>/dev/null)" && mods+=("$m")
 done
 check "tsq_probe and tcp_dctcp_fixed come from DKMS (${mods[*]})" \
 	bash -c "printf '%s\n' ${mods[*]} | grep -qx tsq_probe && printf '%s\n' ${mods[*]} | grep -qx tcp_dctcp_fixed"

@@ -6,7 +6,7 @@
 # the amzn-drivers release tarball) into /opt/tailfix/amzn/KVER/ena.ko; here
 # it takes the place of the DKMS ena.ko (same file, same compression) for
 # the test, and the DKMS one is put back after:
-#   - modprobe resolves ena to updates/dkms and loads the amzn build;
+#   - modprobe resolves ena to DKMS's directory and loads the amzn build;
 #   - its version, in modinfo and sysfs, is amzn-drivers' release with our
 #     suffix (2.17.0g-tailfixVERSION);
 #   - 10 load/unload cycles are clean (the runner checks the kernel log);
@@ -22,10 +22,7 @@ ko=${TAILFIX_AMZN_KO:-/opt/tailfix/amzn/$(uname -r)/ena.ko}
 ena_in_use && skip "ENA device in use here ($ENA_IN_USE): not unloading its driver under the network"
 require_disruptive "replaces the installed ena.ko for the test, loads and unloads ena"
 path=$(modinfo -n ena 2>/dev/null) || skip "no ena module for $(uname -r)"
-case $path in
-*/updates/dkms/*) ;;
-*) fail "ena for $(uname -r) is not the DKMS one ($path): nothing to swap the amzn build in for" ;;
-esac
+dkms_path "$path" || fail "ena for $(uname -r) is not the DKMS one ($path): nothing to swap the amzn build in for"
 module_return_on_exit ena
 modprobe -r ena 2>/dev/null
 dkms_ver=$(modinfo -F version ena)
@@ -37,8 +34,8 @@ amzn_ver=$(modinfo -F version "$ko")
 log "amzn build: $ko, version $amzn_ver"
 check "the amzn build's version is amzn-drivers' release + -tailfix$ver" \
 	eval '[[ $amzn_ver =~ ^2\.[0-9]+\.[0-9]+g-tailfix${ver//./\\.}$ ]]'
-check "modprobe resolves ena to updates/dkms" \
-	bash -c "modprobe --ignore-install --show-depends ena | grep -q '/updates/dkms/ena\.ko'"
+check "modprobe resolves ena to DKMS's directory" \
+	bash -c "modprobe --ignore-install --show-depends ena | grep -qE '${DKMS_DIR_ERE}ena\.ko'"
 check "modprobe ena loads it: sysfs shows the amzn version" \
 	eval 'modprobe ena && [ "$(cat /sys/module/ena/version)" = "$amzn_ver" ]'
 cycles=0

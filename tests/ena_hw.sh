@@ -39,7 +39,7 @@ else
 fi
 file=$(modinfo -n ena 2>/dev/null)
 log "modinfo -n ena: $file"
-check "ena comes from updates/dkms" [ "${file#*/updates/dkms/}" != "$file" ]
+check "ena comes from DKMS's directory (updates/dkms; extra on the Red Hat family)" dkms_path "$file"
 
 TMP=$(mktemp -d)
 on_exit rm -rf "$TMP"

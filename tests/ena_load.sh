@@ -12,17 +12,14 @@
 require_root
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TAILFIX_ROOT/dkms.conf")
 path=$(modinfo -n ena 2>/dev/null) || skip "no ena module for $(uname -r)"
-case $path in
-*/updates/dkms/*) ;;
-*) skip "ena for $(uname -r) is the in-tree one ($path): no ENA source was found at DKMS build time" ;;
-esac
+dkms_path "$path" || skip "ena for $(uname -r) is the in-tree one ($path): no ENA source was found at DKMS build time"
 # Never unload ena under a live ENA interface: the host would lose its
 # network (tests/host/ena_guard.sh proves this guard on a fake sysfs).
 ena_in_use && skip "ENA device in use here ($ENA_IN_USE): not unloading its driver under the network (see ena_hw.sh)"
 require_disruptive "loads and unloads ena 20 times"
 module_return_on_exit ena
-check "modprobe itself resolves ena to updates/dkms" \
-	bash -c "modprobe --ignore-install --show-depends ena | grep -q '/updates/dkms/ena\.ko'"
+check "modprobe itself resolves ena to DKMS's directory" \
+	bash -c "modprobe --ignore-install --show-depends ena | grep -qE '${DKMS_DIR_ERE}ena\.ko'"
 check "modinfo version ends in -tailfix$ver" bash -c "modinfo -F version ena | grep -q -- '-tailfix$ver\$'"
 # dkms 2.x (Debian 12) leaves the in-tree module in place; dkms 3.x (Debian
 # 13) moves it to its original_module/ archive and puts it back on removal.

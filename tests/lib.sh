@@ -42,6 +42,13 @@ check() {
 	fi
 }
 
+# dkms_path PATH: PATH is a module file DKMS installed.  Where, is dkms's
+# own rule: DEST_MODULE_LOCATION (dkms.conf: /updates/dkms) on Debian and
+# Ubuntu; the Red Hat family's dkms overrides it with /extra.
+dkms_path() { [[ $1 =~ /(updates/dkms|extra)/ ]]; }
+# (the same as an extended regular expression, for grep -E)
+DKMS_DIR_ERE='/(updates/dkms|extra)/'
+
 # fails command...: succeeds when the command fails -- for the mutants of a
 # check: check "mutant X: the Y check fails" fails y_check ARGS
 fails() { ! "$@"; }

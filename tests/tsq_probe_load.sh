@@ -54,9 +54,9 @@ kprobes=0
 cat "$KPROBES" >"$tmp/kp.before" 2>/dev/null && kprobes=1
 
 has_version() { [ "$(modinfo -F version tsq_probe)" = "$ver" ]; }
-from_dkms() { modinfo -n tsq_probe | grep -q '/updates/dkms/'; }
+from_dkms() { dkms_path "$(modinfo -n tsq_probe)"; }
 check "modinfo shows version $ver" has_version
-check "module file is under updates/dkms" from_dkms
+check "module file is under DKMS's directory (updates/dkms; extra on the Red Hat family)" from_dkms
 check "modprobe tsq_probe" modprobe tsq_probe
 hook_built() { grep -q ' wfree_ftrace_hit[[:space:]]*\[tsq_probe\]' /proc/kallsyms; }
 hook_not_built() { ! hook_built; }

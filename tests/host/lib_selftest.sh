@@ -443,4 +443,8 @@ check "taint_expected: N stands for TAINT_USER where the kernel has no TAINT_TES
 	test "$(TAILFIX_TSQ_TAINT="U 6" taint_expected "$tp")" = U
 check "taint_expected: no program reads nothing from stdin" \
 	test -z "$(printf '# taint-expected: W from stdin\n' | taint_expected)"
+check "dkms_path: updates/dkms (Debian) and extra (Red Hat family) are DKMS's" \
+	eval 'dkms_path /lib/modules/6.1.0-57-cloud-amd64/updates/dkms/ena.ko && dkms_path /lib/modules/5.14.0-427.el9.x86_64/extra/ena.ko.xz'
+check "dkms_path: the in-tree kernel/ directory is not" \
+	fails dkms_path /lib/modules/6.1.0-57-cloud-amd64/kernel/drivers/net/ethernet/amazon/ena/ena.ko
 ksft_finish
