@@ -92,7 +92,7 @@ netdev_tx_t xmit(...)
   ... when any
 }
 
-@script:python@
+@script:python depends on frees@
 xmit << checked_skb.xmit;
 @@
 drops.add(xmit)
@@ -190,7 +190,7 @@ netdev_tx_t xmit(...)
   ... when any
 }
 
-@script:python@
+@script:python depends on uses_pending@
 xmit << checked_skb.xmit;
 @@
 pending_readers.add(xmit)
