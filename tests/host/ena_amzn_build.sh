@@ -110,6 +110,15 @@ if command -v spatch >/dev/null; then
 	check "static checks, mutant: the drop path rings on netdev_xmit_more(): tx_drop_doorbell fails" \
 		eval '! cmp -s "$TMP/mutant/ena/ena_netdev.c" "$TMP/probe-$k/ena/ena_netdev.c" && [ $rc -eq 1 ] &&
 			grep -q "ena_start_xmit(): drop path .*\[tx_drop_doorbell\]" "$TMP/static-mutant"'
+	# "descriptors are pending" made false: a condition that never rings
+	cp -r "$TMP/probe-$k" "$TMP/mutant-false"
+	sed -i 's/if (!netdev_xmit_more() && ena_com_used_q_entries(tx_ring->ena_com_io_sq))/if (!netdev_xmit_more() \&\& 0)/' \
+		"$TMP/mutant-false/ena/ena_netdev.c"
+	static_check "$k" "$TMP/mutant-false/ena" "$TMP/static-mutant-false" "$TAILFIX_ROOT/ena/checks/amzn-2.17.accept"
+	rc=$?
+	check "static checks, mutant: the drop path's pending test made 0: tx_drop_doorbell fails" \
+		eval '! cmp -s "$TMP/mutant-false/ena/ena_netdev.c" "$TMP/probe-$k/ena/ena_netdev.c" && [ $rc -eq 1 ] &&
+			grep -q "ena_start_xmit(): drop path .*\[tx_drop_doorbell\]" "$TMP/static-mutant-false"'
 else
 	check "static checks on amzn-drivers" sh -c 'echo "spatch (coccinelle) not installed" >&2; false'
 fi
