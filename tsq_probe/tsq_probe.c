@@ -1761,14 +1761,25 @@ static u64 watch_stamps, watch_samples, watch_sent;
 static void watch_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(watch_work, watch_fn);
 
+/*
+ * TCPOrigDataSent of every namespace, summed over the CPUs here:
+ * snmp_fold_field() is not exported to modules on every kernel (7.x).
+ * Each per-CPU word is read once; a sum that races with updates is off by
+ * what is being added, which a rate check over a period can ignore.
+ */
 static u64 tcp_data_segs_sent(void)
 {
+	const struct linux_mib *mib;
 	struct net *net;
 	u64 sum = 0;
+	int cpu;
 
 	rcu_read_lock();
 	for_each_net_rcu(net)
-		sum += snmp_fold_field(net->mib.net_statistics, LINUX_MIB_TCPORIGDATASENT);
+		for_each_possible_cpu(cpu) {
+			mib = per_cpu_ptr(net->mib.net_statistics, cpu);
+			sum += READ_ONCE(mib->mibs[LINUX_MIB_TCPORIGDATASENT]);
+		}
 	rcu_read_unlock();
 	return sum;
 }
