@@ -7,6 +7,10 @@
 # (Amazon Linux, Fedora).
 kver=$1
 [ -n "$kver" ] || exit 0
+# dkms (3.0.10) runs this before its own depmod: without this one, the
+# initramfs would be built from the old modules.dep, which resolves ena to
+# the driver DKMS has just replaced (or removed).
+depmod -a "$kver" 2>/dev/null || :
 if [ -f "/boot/initrd.img-$kver" ] && command -v lsinitramfs >/dev/null 2>&1; then
 	if lsinitramfs "/boot/initrd.img-$kver" 2>/dev/null | grep -q '/ena\.ko'; then
 		echo "ena-tcp-tailfix: refreshing /boot/initrd.img-$kver (it carries ena.ko)"
