@@ -61,14 +61,25 @@ run() {
 	rr_measure "$res/$1" "${LOAD[@]}"
 	local rc=$?
 	echo 0 >$P/fault_ppm
-	[ "$rc" -eq 0 ] || fail "$1: no trustworthy measurement (rr_measure: $rc)"
+	[ "$rc" -eq 0 ] || return "$rc"
 	cp /sys/kernel/tsq_probe/stats "$res/$1.stats"
 	log "$1: $(tr '\n' ' ' <"$res/$1")"
 	log "$1 stats: $(tr '\n' ' ' <"$res/$1.stats")"
 }
-run base 1 0
-run r0 0 300000
-run r1 1 300000
+runs() { run base 1 0 && run r0 0 300000 && run r1 1 300000; }
+runs
+rc=$?
+# A client that cannot keep its schedule even after rr_measure's retries
+# (an emulator slower than usual): the three runs again, once, at half the
+# load (2 connections, the same 50 ms between requests on each), as
+# tsq_probe_fault.sh does; the checks judge that set.
+if [ "$rc" -eq 2 ]; then
+	LOAD=(--requests "$N" --rate 40 --conns 2 --slow-ms 30 --delack)
+	log "the client could not keep its schedule at 4 connections: the three runs again at ${LOAD[*]}"
+	runs
+	rc=$?
+fi
+[ "$rc" -eq 0 ] || fail "no trustworthy measurement (rr_measure: $rc)"
 
 st() { kv "$res/$1.stats" "$2"; }
 for r in base r0 r1; do
