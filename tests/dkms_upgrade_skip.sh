@@ -28,7 +28,7 @@ src=/usr/src/$name-$ver
 [ ! -e "$src" ] || fail "$src exists already"
 on_exit "dkms remove $name/$ver --all >/dev/null 2>&1; rm -rf '$src'"
 mkdir -p "$src"
-tar -C "$TAILFIX_ROOT" --exclude='*.ko' --exclude='*.o' --exclude='build-*' \
+tar -C "$TAILFIX_ROOT" --exclude='*.ko' --exclude='*.o' --exclude='ena/build-*' \
 	-cf - dkms.conf Makefile scripts tsq_probe tcp_dctcp_fixed ena | tar -C "$src" -xf -
 sed -i "s/^PACKAGE_NAME=.*/PACKAGE_NAME=\"$name\"/; /^POST_INSTALL=/d; /^POST_REMOVE=/d" "$src/dkms.conf"
 for f in "$src/tsq_probe/tsq_probe.c" "$src/tcp_dctcp_fixed/tcp_dctcp_fixed.c"; do

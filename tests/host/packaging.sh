@@ -501,7 +501,7 @@ copy_tree() {	# copy_tree DIR: this checkout's files (tracked and new), no .git
 		git -C "$TAILFIX_ROOT" ls-files -co --exclude-standard -z |
 			tar -C "$TAILFIX_ROOT" --null -T - -cf - | tar -C "$1" -xf -
 	else
-		tar -C "$TAILFIX_ROOT" --exclude=out --exclude='build-*' --exclude=.git -cf - . | tar -C "$1" -xf -
+		tar -C "$TAILFIX_ROOT" --exclude=out --exclude='ena/build-*' --exclude=.git -cf - . | tar -C "$1" -xf -
 	fi
 }
 plant_junk() {	# what a build and a VCS leave in a tree

@@ -79,7 +79,7 @@ if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
 	git -C "$top" ls-files -co --exclude-standard -z |
 		tar -C "$top" --null --ignore-failed-read -T - -cf - | tar -C "$srcdir" -xf -
 else
-	tar -C "$top" --exclude=out --exclude='build-*' -cf - . | tar -C "$srcdir" -xf -
+	tar -C "$top" --exclude=out --exclude='ena/build-*' -cf - . | tar -C "$srcdir" -xf -
 fi
 
 # The distribution's kernel source packages, where the ENA source comes
