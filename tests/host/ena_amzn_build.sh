@@ -102,23 +102,24 @@ if command -v spatch >/dev/null; then
 		grep -E '^(# accepted|[^#])' "$TMP/static-$k" | sed 's/^/# patched: /'
 		check "static checks, amzn-drivers with patches/amzn-2.17, $k: clean (exit $rc)" test "$rc" -eq 0
 	done
-	cp -r "$TMP/probe-$k" "$TMP/mutant"
-	sed -i 's/if (!netdev_xmit_more() && ena_com_used_q_entries(/if (netdev_xmit_more() \&\& ena_com_used_q_entries(/' \
-		"$TMP/mutant/ena/ena_netdev.c"
-	static_check "$k" "$TMP/mutant/ena" "$TMP/static-mutant" "$TAILFIX_ROOT/ena/checks/amzn-2.17.accept"
-	rc=$?
-	check "static checks, mutant: the drop path rings on netdev_xmit_more(): tx_drop_doorbell fails" \
-		eval '! cmp -s "$TMP/mutant/ena/ena_netdev.c" "$TMP/probe-$k/ena/ena_netdev.c" && [ $rc -eq 1 ] &&
-			grep -q "ena_start_xmit(): drop path .*\[tx_drop_doorbell\]" "$TMP/static-mutant"'
+	# drop_mutant NAME SED DESC: the patched build with SED applied to
+	# ena_netdev.c must fail tx_drop_doorbell on its drop path.
+	drop_mutant() {
+		local m=$TMP/mutant-$1 rc
+
+		cp -r "$TMP/probe-$k" "$m"
+		sed -i "$2" "$m/ena/ena_netdev.c"
+		static_check "$k" "$m/ena" "$m.out" "$TAILFIX_ROOT/ena/checks/amzn-2.17.accept"
+		rc=$?
+		check "static checks, mutant: $3: tx_drop_doorbell fails" \
+			eval '! cmp -s "$m/ena/ena_netdev.c" "$TMP/probe-$k/ena/ena_netdev.c" && [ $rc -eq 1 ] &&
+				grep -q "ena_start_xmit(): drop path .*\[tx_drop_doorbell\]" "$m.out"'
+	}
+	drop_mutant xmit-more 's/if (!netdev_xmit_more() && ena_com_used_q_entries(/if (netdev_xmit_more() \&\& ena_com_used_q_entries(/' \
+		"the drop path rings on netdev_xmit_more()"
 	# "descriptors are pending" made false: a condition that never rings
-	cp -r "$TMP/probe-$k" "$TMP/mutant-false"
-	sed -i 's/if (!netdev_xmit_more() && ena_com_used_q_entries(tx_ring->ena_com_io_sq))/if (!netdev_xmit_more() \&\& 0)/' \
-		"$TMP/mutant-false/ena/ena_netdev.c"
-	static_check "$k" "$TMP/mutant-false/ena" "$TMP/static-mutant-false" "$TAILFIX_ROOT/ena/checks/amzn-2.17.accept"
-	rc=$?
-	check "static checks, mutant: the drop path's pending test made 0: tx_drop_doorbell fails" \
-		eval '! cmp -s "$TMP/mutant-false/ena/ena_netdev.c" "$TMP/probe-$k/ena/ena_netdev.c" && [ $rc -eq 1 ] &&
-			grep -q "ena_start_xmit(): drop path .*\[tx_drop_doorbell\]" "$TMP/static-mutant-false"'
+	drop_mutant pending-false 's/if (!netdev_xmit_more() && ena_com_used_q_entries(tx_ring->ena_com_io_sq))/if (!netdev_xmit_more() \&\& 0)/' \
+		"the drop path's pending test made 0"
 else
 	check "static checks on amzn-drivers" sh -c 'echo "spatch (coccinelle) not installed" >&2; false'
 fi

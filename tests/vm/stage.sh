@@ -104,6 +104,19 @@ stage_kernels() {
 kernels=$(stage_kernels)
 dkmslog=$cache/$kind/dkms.log
 
+# chroot_mounts: /proc, /sys and /dev of this host in the root, for its
+# chroot (dkms, apt), undone on exit or by the caller (mounts[]).
+chroot_mounts() {
+	local m
+
+	mounts=()
+	trap 'for m in "${mounts[@]}"; do umount -l "$m"; done' EXIT
+	for m in proc sys dev; do
+		mount --bind "/$m" "$work/$m"
+		mounts+=("$work/$m")
+	done
+}
+
 # TAILFIX_STAGE_DEB=1 (see the top): the root of a host that has not
 # installed the package yet.
 stage_deb_root() {
@@ -112,12 +125,7 @@ stage_deb_root() {
 	[ "$(uname -m)" = x86_64 ] || { log "TAILFIX_STAGE_DEB=1 needs an x86_64 build host"; exit 1; }
 	[ -n "$kernels" ] || { log "no kernel in the $kind root matches '${TAILFIX_STAGE_KERNELS:-.}'"; exit 1; }
 	: >"$dkmslog"
-	mounts=()
-	trap 'for m in "${mounts[@]}"; do umount -l "$m"; done' EXIT
-	for m in proc sys dev; do
-		mount --bind "/$m" "$work/$m"
-		mounts+=("$work/$m")
-	done
+	chroot_mounts
 	for k in $(cd "$work/lib/modules" && ls -d */build 2>/dev/null | sed 's,/build,,'); do
 		printf '%s\n' $kernels | grep -qxF -- "$k" && continue
 		log "TAILFIX_STAGE_DEB: apt-get purge linux-headers-$k (no DKMS build for it in the guest)"
@@ -146,12 +154,7 @@ if [ "$stage_deb" = 1 ]; then
 	stage_deb_root
 elif { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 	{ [ "$arch" != amd64 ] && "$here/image-foreign.sh" --binfmt "$arch"; }; then
-	mounts=()
-	trap 'for m in "${mounts[@]}"; do umount -l "$m"; done' EXIT
-	for m in proc sys dev; do
-		mount --bind "/$m" "$work/$m"
-		mounts+=("$work/$m")
-	done
+	chroot_mounts
 	# Extra kernel packages (the debug kernel), installed with dpkg as on
 	# a host (the kernel's own hooks make its initramfs); then they are
 	# among the kernels DKMS builds for.
