@@ -49,6 +49,7 @@
 # of ours is present, where ena is loaded or an ENA device is in use.
 . "$(dirname "$0")/lib.sh"
 require_root
+require_disruptive "installs and purges the package, loads and unloads modules, rebuilds the initramfs"
 require_cmd apt-get dpkg-query dpkg-deb dkms modprobe modinfo
 NAME=ena-tcp-tailfix
 PKG=$NAME-dkms

@@ -7,9 +7,12 @@
 #  - lost_wakeups, recoveries and faults_injected stay 0 without a fault;
 #  - kernel.ftrace_enabled=0 is accepted under the module, said once and
 #    counted (completions_unseen), and completions are timed again after.
+# Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says
+# why, before touching any module): loads and unloads tsq_probe and
+# switches kernel.ftrace_enabled, which it sets back.
 . "$(dirname "$0")/lib.sh"
-require_tsq_probe
 require_disruptive "loads tsq_probe, whose recovery pushes stalled sockets of the whole host, and unloads it"
+require_tsq_probe
 require_cmd tc nstat
 modprobe tsq_probe || fail "modprobe tsq_probe"
 

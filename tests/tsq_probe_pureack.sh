@@ -12,6 +12,9 @@
 # module that counts any charge above the socket's own unit as "something
 # below" (TSQ_TEST_MUTANT=5) sees none.
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
+# Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says
+# why): fault injection hits every TCP socket of the host; tsq_probe is
+# unloaded at the end (a tsq_probe loaded before is reloaded as it was).
 . "$(dirname "$0")/lib.sh"
 require_disruptive "fault injection hits every TCP socket of the host"
 require_tsq_probe
