@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# dctcp_fixed's algorithm (issue 3, item 2e; issue 8, section 4): a long
+# dctcp_fixed's algorithm: a long
 # flow through a link that CE-marks a known share of the packets (netem
 # "loss P% ecn" marks ECT packets with probability P instead of dropping
 # them; segmentation offloads are off so one skb is one packet).  alpha is

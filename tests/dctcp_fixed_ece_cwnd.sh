@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# A congestion signal never raises the window (issue 11, 1.1), and never
+# A congestion signal never raises the window, and never
 # sets ssthresh below 2 segments.  The kernel sends requests; the raw-socket
 # peer (dctcp_fixed_peer.py --case ece-cwnd) plays the receiver, ACKs every
 # segment on its own and puts ECE on the ACKs a pattern selects: on the

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# DCTCP packet by packet (issue 11, 3.5): packetdrill plays the peer through
+# DCTCP packet by packet: packetdrill plays the peer through
 # its tun device, in a network namespace of its own, and each script in
 # tests/packetdrill/ says which packet the kernel must send next and what
 # its window must be; a packet with another ACK number or ECE flag, or

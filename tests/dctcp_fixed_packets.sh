@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# dctcp_fixed at packet level (issue 3, items 2a-2d).  A scapy peer on an
+# dctcp_fixed at packet level.  A scapy peer on an
 # AF_PACKET socket (dctcp_fixed_peer.py) plays the remote TCP; the kernel
 # under test runs dctcp_fixed in its own namespace:
 #

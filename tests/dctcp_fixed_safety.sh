@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# dctcp_fixed safety and parameters (issue 3, item 4):
+# dctcp_fixed safety and parameters:
 #   - every parameter refuses out-of-range values with EINVAL, keeps its value
 #     and logs one line naming parameter, range and value (looked for in the
 #     kernel log written after a mark, never the whole log); values are read

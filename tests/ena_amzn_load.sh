@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The ena.ko built from Amazon's amzn-drivers (issue 10, 4) loads the way the
+# The ena.ko built from Amazon's amzn-drivers loads the way the
 # DKMS one does.  tests/vm/stage.sh builds it on the host for each amd64
 # kernel of the guest image (ena/prepare-source.sh --probe with ENA_SRC at
 # the amzn-drivers release tarball) into /opt/tailfix/amzn/KVER/ena.ko; here

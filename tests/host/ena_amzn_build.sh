@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # ena/ with Amazon's out-of-tree driver (amzn-drivers) as the source, the
-# release tarball of ../shared/third_party (issue 10, 4), for every kernel
+# release tarball of ../shared/third_party, for every kernel
 # with headers in 6.1 and 6.12:
 #   - ENA_SRC at a checkout, at its kernel/linux/ena, or at the tarball is
 #     recognised as amzn-drivers (--locate);

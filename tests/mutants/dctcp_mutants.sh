@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Wrong DCTCPs the dctcp_fixed tests must catch (issue 11, 3.1).  In a guest:
+# Wrong DCTCPs the dctcp_fixed tests must catch.  In a guest:
 # copies tcp_dctcp_fixed from the installed DKMS source, applies
 # tests/mutants/dctcp/mutantN.patch to the copy (the shipped source has no
 # test code), builds it, puts it where modprobe finds the real one, runs

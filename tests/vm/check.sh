@@ -395,7 +395,7 @@ demo)
 	;;
 bench)
 	guest amd64 bench "$top/bench/results" '^6\.1\.'
-	# tsq_probe's line-rate cost on 2 vCPUs too (issue 9, 2.3).
+	# tsq_probe's line-rate cost on 2 vCPUs too.
 	TAILFIX_GUEST_ENV=BENCH_ONLY=tsq_cost guest arm64 bench "$top/bench/results" '^6\.1\.'
 	for d in "$top"/bench/results/*/tsq-cost; do
 		[ -f "$d/summary.txt" ] && cat "$d/summary.txt"
