@@ -55,7 +55,7 @@ check "its subject is [PATCH net-next] tcp: dctcp: ..." net_next "$PATCH"
 if [ -x "$CP" ]; then
 	check "checkpatch --strict: nothing but the missing Signed-off-by" checkpatch_only_sob "$PATCH"
 else
-	log "checkpatch not cached at $CP (scripts/lint.sh caches it): not run"
+	check_skip "checkpatch --strict" "not cached at $CP yet (scripts/lint.sh caches it)"
 fi
 
 sed 's/^ \t\tu32 alpha = ca->dctcp_alpha;$/ \t\tu32 alpha = READ_ONCE(ca->dctcp_alpha);/' "$PATCH" >"$TMP/m-context.patch"
