@@ -41,8 +41,9 @@ run() {
 	echo "$rc" >"$tmp/$name.rc"
 }
 rc_is() { [ "$(cat "$tmp/$1.rc")" = "$2" ] || { log "$1: exit $(cat "$tmp/$1.rc"), want $2"; return 1; }; }
-# row NAME HIST DEV: the percentile columns of that histogram's row.
-row() { awk -v h="$2" -v d="$3" '$1 == h && $2 == d { $1 = $2 = ""; print substr($0, 3) }' "$tmp/$1.out"; }
+# row NAME HIST DEV: the columns after histogram, device, netns and ifindex
+# of that histogram's row.
+row() { awk -v h="$2" -v d="$3" '$1 == h && $2 == d { $1 = $2 = $3 = $4 = ""; print substr($0, 5) }' "$tmp/$1.out"; }
 # percentiles_ok NAME: the table's rows are the ones worked out above.
 percentiles_ok() {
 	local a b c
@@ -123,7 +124,7 @@ STAT_CLI=$tmp/mutant run mutant
 check "mutant (lower bucket bounds) fails the percentile check" bash -c \
 	"$(declare -f percentiles_ok row log); tmp='$tmp'; ! percentiles_ok mutant"
 # The mutant: Prometheus buckets that are not cumulative.
-sed '/^\t\tacc += cnt\[i\]$/s/+=/=/' "$CLI" >"$tmp/mutant-prom"
+sed '/^\t*acc += cnt\[cur, bk\[i\]\]$/s/+=/=/' "$CLI" >"$tmp/mutant-prom"
 chmod +x "$tmp/mutant-prom"
 STAT_CLI=$tmp/mutant-prom run mutant-prom --prometheus
 check "mutant (non-cumulative buckets) fails the bucket check" bash -c \
