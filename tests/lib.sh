@@ -213,16 +213,22 @@ ko_put_as() {
 	esac
 }
 
-# Test-only mutants of our modules (tests/mutants/*_mutants.sh): each module
-# has a compile-time switch (KCFLAGS=-DMACRO=N, 0 = the real code) that the
-# shipped build never sets.  mutants_setup MOD DIR MACRO: keep the installed
-# MOD aside and put it back on exit; MUT_* describe the build.
+# Test builds of our modules: the shipped sources have no test code.  A
+# mutant (tests/mutants/*_mutants.sh: a wrong module that a test must catch)
+# or a test-only hook (tsq_probe's test_fail_init) is a patch under
+# tests/mutants/DIR/ that these helpers apply to a copy of the installed
+# DKMS source, built against the running kernel's headers and put where
+# modprobe finds the real module.  mutants_setup MOD DIR PATCHES: MOD is
+# built from the source's DIR, its patches are in tests/mutants/PATCHES/;
+# keep the installed MOD aside and put it back on exit; MUT_* describe the
+# build.  Needs the kernel headers and patch(1) (the guest images have them).
 mutants_setup() {
-	MUT_MOD=$1 MUT_DIR=$2 MUT_MACRO=$3
-	MUT_SRC=$(ls -d /usr/src/ena-tcp-tailfix-*/ 2>/dev/null | tail -1)
-	[ -n "$MUT_SRC" ] || skip "no DKMS source under /usr/src"
+	local why
+
+	MUT_MOD=$1 MUT_DIR=$2 MUT_PATCHES=$TESTS_DIR/mutants/$3
+	! why=$(mutants_unavailable) || skip "$why"
+	MUT_SRC=$(ls -d /usr/src/ena-tcp-tailfix-*/ | tail -1)
 	MUT_KDIR=/lib/modules/$(uname -r)/build
-	[ -d "$MUT_KDIR" ] || skip "no kernel headers for $(uname -r)"
 	MUT_INSTALLED=$(modinfo -n "$MUT_MOD") || fail "modinfo -n $MUT_MOD"
 	# mutant_run unloads MOD: one the host had loaded is reloaded after
 	module_return_on_exit "$MUT_MOD"
@@ -231,26 +237,68 @@ mutants_setup() {
 	on_exit "cp '$MUT_TMP/real.ko' '$MUT_INSTALLED'; rmmod $MUT_MOD 2>/dev/null; rm -rf '$MUT_TMP'"
 }
 
-# mutant_build N: the module with MACRO=N in $MUT_TMP/mN.ko.
+# mutants_unavailable: prints why no test build can be made here and
+# succeeds; fails (prints nothing) when one can.
+mutants_unavailable() {
+	if ! command -v patch >/dev/null 2>&1; then
+		echo "command 'patch' not installed"
+	elif ! compgen -G '/usr/src/ena-tcp-tailfix-*/' >/dev/null; then
+		echo "no DKMS source under /usr/src"
+	elif [ ! -d "/lib/modules/$(uname -r)/build" ]; then
+		echo "no kernel headers for $(uname -r)"
+	else
+		return 1
+	fi
+}
+
+# mutant_build N [PATCH...]: MUT_DIR copied from the DKMS source, each PATCH
+# applied to the copy (default: $MUT_PATCHES/mutantN.patch; none for N=0,
+# the real module), built: the module in $MUT_TMP/mN.ko.  A patch that no
+# longer applies fails the build and says so.
 mutant_build() {
+	local n=$1 log=$MUT_TMP/build.$1 p
+
+	shift
+	[ $# -gt 0 ] || [ "$n" = 0 ] || set -- "$MUT_PATCHES/mutant$n.patch"
 	rm -rf "$MUT_TMP/b" && mkdir -p "$MUT_TMP/b" &&
-		cp -r "$MUT_SRC/$MUT_DIR" "$MUT_SRC/dkms.conf" "$MUT_TMP/b/" &&
-		make -s -C "$MUT_KDIR" M="$MUT_TMP/b/$MUT_DIR" KCFLAGS="-D$MUT_MACRO=$1" modules \
-			>"$MUT_TMP/build.$1" 2>&1 &&
-		cp "$MUT_TMP/b/$MUT_DIR/$MUT_MOD.ko" "$MUT_TMP/m$1.ko"
+		cp -r "$MUT_SRC/$MUT_DIR" "$MUT_SRC/dkms.conf" "$MUT_TMP/b/" || return 1
+	: >"$log"
+	for p in "$@"; do
+		if ! patch -s -p1 -d "$MUT_TMP/b" <"$p" >>"$log" 2>&1; then
+			log "$MUT_MOD $n: $p does not apply: $(tail -1 "$log")"
+			return 1
+		fi
+	done
+	if ! make -s -C "$MUT_KDIR" M="$MUT_TMP/b/$MUT_DIR" modules >>"$log" 2>&1; then
+		log "$MUT_MOD $n does not build: $(grep -m1 -E 'error|Error' "$log")"
+		return 1
+	fi
+	cp "$MUT_TMP/b/$MUT_DIR/$MUT_MOD.ko" "$MUT_TMP/m$n.ko"
+}
+
+# mutant_install N: $MUT_TMP/mN.ko where modprobe finds MOD (DKMS may have
+# compressed the real one: ko_put_as); mutant_uninstall, or mutants_setup's
+# exit, puts the real one back.
+mutant_install() {
+	rmmod "$MUT_MOD" 2>/dev/null
+	ko_put_as "$MUT_INSTALLED" "$MUT_TMP/m$1.ko"
+}
+
+mutant_uninstall() {
+	rmmod "$MUT_MOD" 2>/dev/null
+	cp "$MUT_TMP/real.ko" "$MUT_INSTALLED"
 }
 
 # mutant_run N TEST: TEST's exit status with mutant N installed (where
 # modprobe finds the real one; DKMS may have compressed it: ko_put_as).
 mutant_run() {
 	local rc
-	rmmod "$MUT_MOD" 2>/dev/null
-	ko_put_as "$MUT_INSTALLED" "$MUT_TMP/m$1.ko" || return 2
+
+	mutant_install "$1" || return 2
 	"$TESTS_DIR/$2" >"$MUT_TMP/out.$1.$2" 2>&1
 	rc=$?
 	grep -E '^not ok|^# FAIL' "$MUT_TMP/out.$1.$2" | head -5 | sed "s/^/#   mutant $1: /"
-	rmmod "$MUT_MOD" 2>/dev/null
-	cp "$MUT_TMP/real.ko" "$MUT_INSTALLED"
+	mutant_uninstall
 	return "$rc"
 }
 

@@ -18,8 +18,8 @@
 #   recover=1  the same fault: the lost wake-ups are found and pushed,
 #              every request completes.
 # The verdict is the module's counters and latencies compared within the
-# run; TSQ_TEST_MUTANT=6 (a completion that finds the flag trusted to wake
-# TSQ) must fail it (tests/mutants/tsq_mutants.sh).
+# run; mutant 6 (tests/mutants/tsq_probe/mutant6.patch: a completion that
+# finds the flag trusted to wake TSQ) must fail it (tests/mutants/tsq_mutants.sh).
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
 # Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
 # fault injection hits every TCP socket of the host; a tsq_probe loaded

@@ -6,7 +6,9 @@
 #  - tsq-probe-stat escapes Prometheus label values and reports histograms
 #    the kernel left out ("truncated N") instead of dropping them silently;
 #  - fault_ppm cannot be armed without fault_inject=1, not even while init
-#    runs (test_fail_init holds init for two seconds);
+#    runs (test_fail_init=4 holds init for two seconds: a test build,
+#    tests/mutants/tsq_probe/initfail.patch, that needs the kernel headers,
+#    else this check skips);
 #  - the first injected fault taints the kernel (TAINT_TEST, bit 18; on a
 #    kernel without it, 5.10, TAINT_USER, bit 6) and
 #    says so once in dmesg.
@@ -50,16 +52,28 @@ check "Prometheus reports left-out histograms" grep -qx 'tsq_probe_histograms_tr
 check "the table reports left-out histograms" grep -q '3 histograms left out' "$res/table"
 check "a truncated line is not read as a bucket" bash -c "! grep -q 'le=\"3e-09\"' '$res/prom'"
 
-# fault_ppm during init without fault_inject=1: refused.
+# fault_ppm during init without fault_inject=1: refused.  test_fail_init
+# is in a test build only (the shipped module has no test parameter): put
+# where modprobe finds tsq_probe for this check, the installed one back
+# after it.
 dmesg_mark
-modprobe tsq_probe test_fail_init=4 2>/dev/null &
-mp=$!
-wait_for 20 test -e /sys/module/tsq_probe/parameters/fault_ppm
-armed=no
-echo 500000 >/sys/module/tsq_probe/parameters/fault_ppm 2>/dev/null && armed=yes
-wait $mp
-check "fault_ppm refused while init runs without fault_inject=1" test "$armed" = no
-wait_for 10 test ! -e /sys/module/tsq_probe
+if why=$(mutants_unavailable); then
+	check_skip "fault_ppm refused while init runs without fault_inject=1" "no test build: $why"
+else
+	mutants_setup tsq_probe tsq_probe tsq_probe
+	mutant_build initfail "$MUT_PATCHES/initfail.patch" ||
+		fail "tsq_probe with test_fail_init (initfail.patch) does not build"
+	mutant_install initfail || fail "cannot put the test build in place of $MUT_INSTALLED"
+	modprobe tsq_probe test_fail_init=4 2>/dev/null &
+	mp=$!
+	wait_for 20 test -e /sys/module/tsq_probe/parameters/fault_ppm
+	armed=no
+	echo 500000 >/sys/module/tsq_probe/parameters/fault_ppm 2>/dev/null && armed=yes
+	wait $mp
+	check "fault_ppm refused while init runs without fault_inject=1" test "$armed" = no
+	wait_for 10 test ! -e /sys/module/tsq_probe
+	mutant_uninstall
+fi
 
 # The first injected fault taints the kernel and says so once.
 rr_setup

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # A load that fails late leaves nothing behind.  Under traffic with faults
 # injected and recover=0 (every suspect goes to the check work and holds a
-# socket reference), test_fail_init=N (test-only) makes init fail at stage
+# socket reference), test_fail_init=N makes init fail at stage
 # N: 1 after the tcp_wfree probe, 2 after the __dev_queue_xmit hook, 3 after
 # tcp_push, 4 after the sysfs files.  Each time: modprobe fails with one
 # "refusing to load" line, the module is gone, no kprobe or ftrace_ops is
@@ -11,6 +11,11 @@
 # before the traffic (a leaked reference keeps a socket allocated
 # forever, while sockstat's "alloc" drops at close whatever the
 # references).
+# test_fail_init is no parameter of the shipped module: the test builds
+# tsq_probe from the installed DKMS source with
+# tests/mutants/tsq_probe/initfail.patch (kernel headers and patch(1)
+# needed, else it skips) and puts it where modprobe finds tsq_probe until
+# it ends; the installed module is put back on exit.
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
 # Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
 # it makes tsq_probe loads fail under fault injection; a tsq_probe loaded
@@ -19,6 +24,9 @@
 require_disruptive "fault injection in tsq_probe"
 require_tsq_probe
 require_cmd tc
+mutants_setup tsq_probe tsq_probe tsq_probe
+mutant_build initfail "$MUT_PATCHES/initfail.patch" || fail "tsq_probe with test_fail_init (initfail.patch) does not build"
+mutant_install initfail || fail "cannot put the test build in place of $MUT_INSTALLED"
 
 # TCP sockets allocated: the slab's objects after flushing the per-CPU slabs.
 tcp_objs() {

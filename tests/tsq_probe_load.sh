@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # tsq_probe loads from updates/dkms with our version, exposes its sysfs files
 # with every key its README documents, registers its probes and unloads
-# leaving nothing behind; the tsq-probe-stat CLI reads it.
+# leaving nothing behind, and has no test-only parameter; the tsq-probe-stat
+# CLI reads it.
 # Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
 # it loads and unloads tsq_probe (whose recovery pushes stalled sockets of
 # the whole host); a tsq_probe loaded before is reloaded with its
@@ -56,6 +57,10 @@ cat "$KPROBES" >"$tmp/kp.before" 2>/dev/null && kprobes=1
 has_version() { [ "$(modinfo -F version tsq_probe)" = "$ver" ]; }
 from_dkms() { dkms_path "$(modinfo -n tsq_probe)"; }
 check "modinfo shows version $ver" has_version
+# Test hooks are patches the tests apply to a copy (tests/mutants/tsq_probe/):
+# the installed module has parameters, none of them a test's.
+no_test_param() { modinfo -p tsq_probe | grep -q '^recover:' && ! modinfo -p tsq_probe | grep -qi test; }
+check "the installed module has no test-only parameter" no_test_param
 check "module file is under DKMS's directory (updates/dkms; extra on the Red Hat family)" from_dkms
 check "modprobe tsq_probe" modprobe tsq_probe
 hook_built() { grep -q ' wfree_ftrace_hit[[:space:]]*\[tsq_probe\]' /proc/kallsyms; }

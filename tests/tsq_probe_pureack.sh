@@ -10,7 +10,7 @@
 # 1000000), so when the second segment completes only that ACK is below:
 # a lost wake-up the module must detect and recover in most rounds.  A
 # module that counts any charge above the socket's own unit as "something
-# below" (TSQ_TEST_MUTANT=5) sees none.
+# below" (mutant 5, tests/mutants/tsq_probe/mutant5.patch) sees none.
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
 # Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says
 # why): fault injection hits every TCP socket of the host; tsq_probe is

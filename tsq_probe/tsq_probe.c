@@ -50,7 +50,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/delay.h>
 #include <linux/ftrace.h>
 #include <linux/hash.h>
 #include <linux/hrtimer.h>
@@ -96,27 +95,6 @@ static inline u32 tcp_snd_cwnd(const struct tcp_sock *tp)
 #define TSQ_TAINT	TAINT_TEST
 #else
 #define TSQ_TAINT	TAINT_USER
-#endif
-
-/*
- * Test-only mutants (tests/mutants/tsq_mutants.sh builds them in a guest
- * with KCFLAGS=-DTSQ_TEST_MUTANT=N; the shipped module is built without and
- * has none of this): each is a wrong tsq_probe that a test must catch.
- *   1  a socket whose last push sent nothing is pushed again at once
- *   2  the tcp_wfree() ftrace hook left out of the build (the kprobe only)
- *   3  every push with unsent data counted as autocork (the test whether
- *      tcp_push() set TSQ_THROTTLED and sent nothing left out)
- *   4  a completion of the segment its socket is transmitting right now
- *      judged like any other (skb_in_transmit() always false): healthy
- *      traffic over loopback and veth is handed off to its own sender
- *   5  any charge above the socket's own unit taken for a completion to
- *      come (data_below()): a pure ACK below hides a stall
- *   6  a last completion that finds TSQ_THROTTLED set trusted to wake TSQ
- *      (no flagged suspect): the completer-side lost wake-up, the flag
- *      left set, goes unseen
- */
-#ifndef TSQ_TEST_MUTANT
-#define TSQ_TEST_MUTANT	0
 #endif
 
 #define HIST_BUCKETS	40	/* log2 of nanoseconds: up to ~550 s */
@@ -183,10 +161,6 @@ static bool fault_completer(void)
 {
 	return fault_inject && fault_mode == FAULT_COMPLETER;
 }
-
-static int test_fail_init;
-module_param(test_fail_init, int, 0444);
-MODULE_PARM_DESC(test_fail_init, "TEST ONLY: make the load fail at stage 1..4 (0: never)");
 
 /*
  * How the hooks attach (see attach_cheapest()):
@@ -743,8 +717,6 @@ static void cork_recovering(const struct sock *sk)
  */
 static bool data_below(int wmem)
 {
-	if (TSQ_TEST_MUTANT == 5)
-		return wmem > 1;
 	return wmem >= (int)SKB_TRUESIZE(1);
 }
 
@@ -951,7 +923,6 @@ static struct sock *flag_slots[CHECK_SLOTS];
 static struct workqueue_struct *check_wq;
 static void check_work_fn(struct work_struct *work);
 static DECLARE_WORK(check_work, check_work_fn);
-static atomic_t checks_queued;	/* for test_fail_init: work left to undo */
 
 /* From a breakpoint exception (in_nmi()), queue_work() goes via an irq_work. */
 static void check_kick_fn(struct irq_work *w)
@@ -990,7 +961,6 @@ static void suspect_in(struct sock **slots, struct sock *sk)
 	}
 	/* Publish sk after its reference: pairs with slot_take(). */
 	smp_store_release(&slots[i], sk);
-	atomic_inc(&checks_queued);
 	kick_check_work();
 }
 
@@ -1010,7 +980,7 @@ static void check_stalled(struct sock *sk)
 	stat_inc(ST_WAKEUP_CHECKS);
 	snd_nxt = tp->snd_nxt;
 	stalled = tcp_sock_stalled(sk, push);
-	if (stalled && push && TSQ_TEST_MUTANT != 1 && idle_push_same(sk, snd_nxt)) {
+	if (stalled && push && idle_push_same(sk, snd_nxt)) {
 		/* Pushed here before, in vain: TCP's timers own it now. */
 		stat_inc(ST_REPUSH_SKIPPED);
 		stalled = false;
@@ -1164,8 +1134,6 @@ static int push_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	    READ_ONCE(tp->snd_nxt) == d->snd_nxt && write_seq != d->snd_nxt) {
 		stat_inc(ST_AUTOCORK);
 		cork_start(sk, write_seq);
-	} else if (TSQ_TEST_MUTANT == 3 && write_seq != d->snd_nxt) {
-		stat_inc(ST_AUTOCORK);
 	}
 	if (d->app_holds) {
 		/* The application asked to hold: its next write sends it. */
@@ -1386,7 +1354,7 @@ static void fault_inject_one(struct sock *sk)
  */
 static bool skb_in_transmit(const struct sock *sk, const struct sk_buff *skb)
 {
-	if (TSQ_TEST_MUTANT == 4 || !skb_tcp_headers(skb))
+	if (!skb_tcp_headers(skb))
 		return false;
 	return !before(ntohl(tcp_hdr(skb)->seq), READ_ONCE(tcp_sk(sk)->snd_nxt));
 }
@@ -1416,7 +1384,7 @@ static void wfree_hit(struct sk_buff *skb)
 		return;
 	if (!test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags)) {
 		wfree_suspect(sk);
-	} else if (TSQ_TEST_MUTANT != 6) {
+	} else {
 		/*
 		 * tcp_wfree() is about to find the flag and wake TSQ, unless
 		 * it misses it: look again once it has returned.
@@ -1504,9 +1472,6 @@ static struct kretprobe completer_probe = {
  * before that, the callback asks for the full registers.  Kernels without
  * struct ftrace_regs (5.10) or dynamic ftrace use the kprobe.
  */
-#if TSQ_TEST_MUTANT == 2
-#undef TSQ_HAVE_FTRACE_REGS
-#endif
 #if defined(CONFIG_DYNAMIC_FTRACE) && defined(TSQ_HAVE_FTRACE_REGS)
 #define TSQ_WFREE_FTRACE	1
 
@@ -1962,24 +1927,6 @@ static struct kobject *tsq_kobj;
 
 /* ---- load and unload ---------------------------------------------------- */
 
-/*
- * test_fail_init=STAGE (tests only) makes the load fail once STAGE is
- * reached, after waiting up to two seconds for a probe to queue a check, so
- * that the error path has work and socket references to undo.
- */
-static int test_fail_point(int stage)
-{
-	int i;
-
-	if (test_fail_init != stage)
-		return 0;
-	for (i = 0; i < 100 && !atomic_read(&checks_queued); i++)
-		msleep(20);
-	pr_err("refusing to load: test_fail_init=%d (test-only) failed stage %d on purpose, %d checks queued\n",
-	       stage, stage, atomic_read(&checks_queued));
-	return -ECANCELED;
-}
-
 /* After the probes are gone: nothing may run or hold a socket. */
 static void stop_checks(bool check)
 {
@@ -2032,25 +1979,16 @@ static int __init tsq_probe_init(void)
 				      wfree_kprobe_attach);
 	if (ret)
 		goto err_notifier;
-	ret = test_fail_point(1);
-	if (ret)
-		goto err_wfree;
 	ret = attach_cheapest(&xmit_attach, ATTACH_TRACEPOINT, xmit_tp_attach,
 			      xmit_kprobe_attach);
 	if (ret)
 		goto err_wfree;
-	ret = test_fail_point(2);
-	if (ret)
-		goto err_xmit;
 	ret = register_kretprobe(&push_probe);
 	if (ret) {
 		pr_err("refusing to load: cannot probe tcp_push (%d: missing, inlined or blacklisted)\n",
 		       ret);
 		goto err_xmit;
 	}
-	ret = test_fail_point(3);
-	if (ret)
-		goto err_push;
 	tsq_kobj = kobject_create_and_add("tsq_probe", kernel_kobj);
 	if (!tsq_kobj) {
 		ret = -ENOMEM;
@@ -2062,12 +2000,6 @@ static int __init tsq_probe_init(void)
 		pr_err("refusing to load: cannot create /sys/kernel/tsq_probe files (%d)\n", ret);
 		goto err_kobj;
 	}
-	ret = test_fail_point(4);
-	if (ret)
-		goto err_group;
-	if (TSQ_TEST_MUTANT)
-		pr_warn("TEST MUTANT %d: a deliberately wrong tsq_probe, for tests only\n",
-			TSQ_TEST_MUTANT);
 	watch_start();
 	pr_info("version %s loaded: recover=%d fault_inject=%d fault_mode=%s fault_ppm=%u xmit_attach=%s wfree_attach=%s%s\n",
 		TAILFIX_VERSION, recover, fault_inject, fault_mode_names[fault_mode], fault_ppm,
@@ -2075,8 +2007,6 @@ static int __init tsq_probe_init(void)
 		fault_completer() ? " (a kretprobe: fault_mode=completer)" : "");
 	return 0;
 
-err_group:
-	sysfs_remove_group(tsq_kobj, &tsq_group);
 err_kobj:
 	kobject_put(tsq_kobj);
 err_push:

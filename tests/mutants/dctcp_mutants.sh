@@ -3,8 +3,9 @@
 # Wrong DCTCPs the dctcp_fixed tests must catch.  In a guest:
 # copies tcp_dctcp_fixed from the installed DKMS source, applies
 # tests/mutants/dctcp/mutantN.patch to the copy (the shipped source has no
-# test code), builds it, puts it where modprobe finds the real one, runs
-# the test that must catch it, and puts the real module back.  Passes for a
+# test code), builds it (tests/lib.sh's mutant_build), puts it where
+# modprobe finds the real one, runs the test that must catch it, and puts
+# the real module back.  Passes for a
 # mutant when its test FAILS (exit 1, not a skip), and for the real module
 # (N=0, the copy built unpatched) when the same tests pass, so that a
 # failure is the mutant's and not the harness's.  A patch that no longer
@@ -16,26 +17,7 @@
 require_root
 require_disruptive "replaces the installed tcp_dctcp_fixed module"
 require_module tcp_dctcp_fixed
-require_cmd patch
-mutants_setup tcp_dctcp_fixed tcp_dctcp_fixed -
-PATCHES=$TESTS_DIR/mutants/dctcp
-
-# mutant_build N, lib.sh's with the mutant as a patch instead of a
-# compile-time switch: the module in $MUT_TMP/mN.ko, N=0 the real one.
-mutant_build() {
-	local log=$MUT_TMP/build.$1
-
-	rm -rf "$MUT_TMP/b" && mkdir -p "$MUT_TMP/b" &&
-		cp -r "$MUT_SRC/$MUT_DIR" "$MUT_SRC/dkms.conf" "$MUT_TMP/b/" || return 1
-	: >"$log"
-	if [ "$1" != 0 ] &&
-		! patch -s -p1 -d "$MUT_TMP/b" <"$PATCHES/mutant$1.patch" >"$log" 2>&1; then
-		log "mutant $1: $PATCHES/mutant$1.patch does not apply: $(tail -1 "$log")"
-		return 1
-	fi
-	make -s -C "$MUT_KDIR" M="$MUT_TMP/b/$MUT_DIR" modules >>"$log" 2>&1 &&
-		cp "$MUT_TMP/b/$MUT_DIR/$MUT_MOD.ko" "$MUT_TMP/m$1.ko"
-}
+mutants_setup tcp_dctcp_fixed tcp_dctcp_fixed dctcp
 
 # The tests that must catch each mutant (each of them must fail).  There is
 # no mutant 4 any more (a first-flight floor above the cwnd before the

@@ -1,15 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Wrong tsq_probes the tsq_probe tests must catch.  In a guest: builds
-# tsq_probe from the installed DKMS source with KCFLAGS=-DTSQ_TEST_MUTANT=N
-# (see the list in tsq_probe.c), puts it where modprobe finds the real one,
-# runs the test that must catch it, and puts the real module back.  Passes
-# for a mutant when its test FAILS (exit 1, not a skip), and for the real
-# module (N=0, rebuilt the same way) when the same tests pass.
+# Wrong tsq_probes the tsq_probe tests must catch.  In a guest: copies
+# tsq_probe from the installed DKMS source, applies
+# tests/mutants/tsq_probe/mutantN.patch to the copy (the shipped source has
+# no test code), builds it (tests/lib.sh's mutant_build), puts it where
+# modprobe finds the real one, runs the test that must catch it, and puts
+# the real module back.  Passes for a mutant when its test FAILS (exit 1,
+# not a skip), and for the real module (N=0, the copy built unpatched) when
+# the same tests pass.  A patch that no longer applies fails its mutant
+# ("mutant N builds").  Each patch says what it breaks:
 #   1  tsq_probe_bh.sh:   a socket whose last push sent nothing pushed again
 #   2  tsq_probe_load.sh: the tcp_wfree ftrace hook left out of the build
 #   3  tsq_probe_counters.sh: every push with unsent data counted as
 #      autocork (single writes must leave autocork at 0)
+#   4  tsq_probe_neutral.sh: the segment being transmitted judged as a
+#      lost wake-up candidate (healthy traffic handed off to its sender)
+#   5  tsq_probe_pureack.sh: a pure ACK below taken for a completion to come
 #   6  tsq_probe_completer.sh: a last completion that finds TSQ_THROTTLED
 #      set trusted to wake TSQ (the completer-side race goes unseen)
 #   tests:mutants/tsq_mutants.sh   (TSQ_MUTANTS="1" to run a subset)
@@ -18,7 +24,7 @@
 require_root
 require_disruptive "replaces the installed tsq_probe module"
 require_module tsq_probe
-mutants_setup tsq_probe tsq_probe TSQ_TEST_MUTANT
+mutants_setup tsq_probe tsq_probe tsq_probe
 
 declare -A CATCH=(
 	[1]=tsq_probe_bh.sh	# pushes again a socket whose last push sent nothing: a loop
