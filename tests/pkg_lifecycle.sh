@@ -27,13 +27,25 @@
 #      /etc/modprobe.d/ena-tcp-tailfix*.conf, /usr/lib/ena-tcp-tailfix,
 #      /usr/sbin/ena-tcp-tailfix, /usr/sbin/tsq-probe-stat, the docs and the
 #      initramfs hook -- and `modprobe ena` loads the kernel's own ena.
-# No reboots: QEMU boots the guest once (-snapshot, with the host's copy of
-# the kernel and initrd).  Each "reboot" of the sequence is an unload of
-# every module of ours and of ena and a fresh modprobe, which resolves
-# through the same modules.dep and modprobe.d a boot would; what a real
-# boot adds (the initramfs loading ena before the root is mounted) is only
-# judged by reading the rebuilt initramfs.  Not done either: the same
-# sequence across a kernel upgrade to 6.12.
+# Without PKG_BOOT, in one boot: QEMU boots the guest once (-snapshot,
+# with the host's copy of the kernel and initrd), and each "reboot" above
+# is an unload of every module of ours and of ena and a fresh modprobe,
+# which resolves through the same modules.dep and modprobe.d a boot would.
+# With PKG_BOOT=N (1..6; tests/vm/reboots.sh boots one disk six times, each
+# time with the kernel and initramfs the disk holds), the same life across
+# real boots and a kernel upgrade, one step per boot, each boot judging
+# what the step before it left:
+#   1. (6.1) ena added to /etc/initramfs-tools/modules and every initramfs
+#      rebuilt, so that each boot's initramfs loads ena as an ENA device's
+#      udev event would (QEMU has no ENA model); the deb installed;
+#   2. the ena loaded at boot is the kernel's own; our modules load; opt in;
+#   3. the ena loaded at boot is ours; opt out;
+#   4. the kernel's own again; the upgrade: the next kernel's headers
+#      installed from a .deb, DKMS builds for it from their hook;
+#   5. (the upgraded kernel) the kernel's own ena at boot, our modules
+#      load; purge;
+#   6. nothing of ours is left, the kernel's own ena at boot.
+# (make check-full runs the boot mode: tests/vm/check.sh.)
 # Each check must be able to fail:
 #   - the same predicates are asserted both ways in one run: "ours" after
 #     enable, "the kernel's own" before it and after disable, and the
@@ -72,11 +84,15 @@ ours_left() {
 		/usr/lib/$NAME /usr/sbin/$NAME /usr/sbin/tsq-probe-stat /usr/share/doc/$PKG \
 		/usr/share/initramfs-tools/hooks/$NAME 2>/dev/null
 }
-left=$(ours_left)
-[ -z "$left" ] || skip "not a host without the package: $(echo $left)"
-for m in tsq_probe tcp_dctcp_fixed ena; do
-	module_loaded "$m" && skip "$m is loaded here already: not unloading it"
-done
+BOOT=${PKG_BOOT:-}
+case $BOOT in "" | [1-6]) ;; *) fail "PKG_BOOT=$BOOT: 1 to 6 (tests/vm/reboots.sh)" ;; esac
+if [ "${BOOT:-1}" = 1 ]; then
+	left=$(ours_left)
+	[ -z "$left" ] || skip "not a host without the package: $(echo $left)"
+	for m in tsq_probe tcp_dctcp_fixed ena; do
+		module_loaded "$m" && skip "$m is loaded here already: not unloading it"
+	done
+fi
 ena_in_use && skip "ENA device in use here ($ENA_IN_USE): not touching its driver"
 INTREE=$(ls /lib/modules/"$KREL"/kernel/drivers/net/ethernet/amazon/ena/ena.ko* 2>/dev/null | head -1)
 [ -n "$INTREE" ] || skip "$KREL has no ena module of its own"
@@ -89,8 +105,10 @@ on_exit "rm -rf '$TMP'"
 for m in tsq_probe tcp_dctcp_fixed ena; do
 	module_return_on_exit "$m"
 done
-# Whatever happens, the package goes (a purge of a half-installed one too).
-on_exit "DEBIAN_FRONTEND=noninteractive apt-get purge -y -q $PKG; rm -f $RULE $CONF"
+# Whatever happens, the package goes (a purge of a half-installed one too),
+# except between the boots of the boot mode, where the next boot needs it.
+[ -n "$BOOT" ] ||
+	on_exit "DEBIAN_FRONTEND=noninteractive apt-get purge -y -q $PKG; rm -f $RULE $CONF"
 
 apt_q() { DEBIAN_FRONTEND=noninteractive LC_ALL=C apt-get -y -q -o Dpkg::Use-Pty=0 "$@"; }
 # step NAME cmd...: run a step of the lifecycle, its output in
@@ -201,6 +219,92 @@ if [ -f "$INITRD" ] && command -v unmkinitramfs >/dev/null; then
 else
 	log "no initramfs $INITRD (or no unmkinitramfs): the initramfs is not judged"
 	INITRD=
+fi
+
+# ---- the boot mode (PKG_BOOT=N, tests/vm/reboots.sh): one step per boot
+# booted_ena WHAT: the ena that the initramfs loaded at this boot (it is in
+# its conf/modules since boot 1, standing in for the udev load an ENA
+# device would cause) is WHAT: ours (the file DKMS installed, our version,
+# out-of-tree) or intree (the kernel's own file, no out-of-tree taint).
+booted_ena() {
+	local sv v t fsv
+	module_loaded ena || { log "no ena was loaded at boot"; return 1; }
+	sv=$(cat /sys/module/ena/srcversion 2>/dev/null) v=$(cat /sys/module/ena/version 2>/dev/null)
+	t=$(cat /sys/module/ena/taint 2>/dev/null)
+	case $1 in
+	ours) fsv=$(modinfo -F srcversion "$(dkms_file ena)" 2>/dev/null) ;;
+	intree) fsv=$(modinfo -F srcversion "$INTREE" 2>/dev/null) ;;
+	esac
+	log "ena loaded at boot: srcversion '$sv' version '$v' taint '$t'; the $1 file's srcversion '$fsv'"
+	[ -n "$sv" ] && [ "$sv" = "$fsv" ] || return 1
+	case $1 in
+	ours) [[ $v == *"-tailfix$VER" ]] && [[ $t == *O* ]] ;;
+	intree) [[ $v != *-tailfix* ]] && [[ $t != *O* ]] ;;
+	esac
+}
+# modules_load WHEN: tsq_probe and tcp_dctcp_fixed load from DKMS's files.
+modules_load() {
+	local m
+	for m in tsq_probe tcp_dctcp_fixed; do
+		check "$1: $m loads the file DKMS installed for $KREL" loads_file "$m" "$(dkms_file "$m")"
+	done
+}
+if [ -n "$BOOT" ]; then
+	log "boot $BOOT of tests/vm/reboots.sh's sequence, kernel $KREL"
+	case $BOOT in
+	1)
+		check "boot 1: nothing of ours on the disk" [ -z "$(ours_left)" ]
+		echo ena >>/etc/initramfs-tools/modules
+		step initramfs update-initramfs -u -k all
+		check "boot 1: every initramfs rebuilt to load ena at boot" [ $? -eq 0 ]
+		cp "$DEB" "$TMP/"
+		step install apt_q install --no-install-recommends "$TMP/${DEB##*/}"
+		check "boot 1: apt-get install ./${DEB##*/} succeeded" [ $? -eq 0 ]
+		check "boot 1: DKMS installed the package for $KREL" \
+			grep -q ': installed' <<<"$(dkms status "$NAME/$VER" -k "$KREL" 2>&1)"
+		check "boot 1: no ena.ko of ours, no modprobe rule (no opt-in)" \
+			bash -c "[ -z '$(dkms_file ena)' ] && [ ! -e '$RULE' ]"
+		;;
+	2)
+		check "boot 2 (after the install): the ena loaded at boot is the kernel's own" booted_ena intree
+		modules_load "boot 2"
+		step enable ena-tcp-tailfix ena enable
+		check "boot 2: ena-tcp-tailfix ena enable succeeded" [ $? -eq 0 ]
+		;;
+	3)
+		check "boot 3 (after the opt-in): the ena loaded at boot is ours" booted_ena ours
+		check "boot 3: (the control) the predicate of boots 2 and 4 fails here" fails booted_ena intree
+		modules_load "boot 3"
+		step disable ena-tcp-tailfix ena disable
+		check "boot 3: ena-tcp-tailfix ena disable succeeded" [ $? -eq 0 ]
+		;;
+	4)
+		check "boot 4 (after the opt-out): the ena loaded at boot is the kernel's own again" booted_ena intree
+		hdr=$(ls /opt/tailfix/debs/upgrade/linux-headers-*.deb 2>/dev/null | head -1)
+		up=$(basename "${hdr:-none}" | sed -n 's/^linux-headers-\([^_]*\)_.*/\1/p')
+		[ -n "$up" ] || fail "no linux-headers .deb in /opt/tailfix/debs/upgrade (stage.sh TAILFIX_STAGE_UPGRADE)"
+		step upgrade apt_q install --no-install-recommends "$hdr"
+		check "boot 4: the kernel upgrade (apt-get install of $up's headers) succeeded" [ $? -eq 0 ]
+		check "boot 4: DKMS installed the package for $up from the headers' hook" \
+			grep -q ': installed' <<<"$(dkms status "$NAME/$VER" -k "$up" 2>&1)"
+		check "boot 4: $up has an initramfs" [ -s "/boot/initrd.img-$up" ]
+		;;
+	5)
+		check "boot 5 (the upgraded kernel): the ena loaded at boot is the kernel's own" booted_ena intree
+		modules_load "boot 5"
+		step purge apt_q purge "$PKG"
+		check "boot 5: apt-get purge $PKG succeeded" [ $? -eq 0 ]
+		;;
+	6)
+		left=$(ours_left)
+		[ -z "$left" ] || log "left after the purge: $(echo $left)"
+		check "boot 6 (after the purge): nothing of ours is left" [ -z "$left" ]
+		check "boot 6: the ena loaded at boot is the kernel's own" booted_ena intree
+		check "boot 6: modprobe finds no tsq_probe" bash -c '! modprobe --show-depends tsq_probe >/dev/null 2>&1'
+		;;
+	esac
+	check "no bad kernel-log line" dmesg_clean
+	ksft_finish
 fi
 
 # ---- 1. install

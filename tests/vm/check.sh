@@ -197,11 +197,15 @@ boot() {
 	local label=$6 t0=$SECONDS
 	echo "== $label: $4"
 	last_line "$here/run.sh" "$1" "$2" "$3" "$4" "$5"
-	set -- $LAST
-	if [ "${1:-}" = RESULT ] && [ $# -eq 6 ]; then
-		add "$label, $((SECONDS - t0)) s" "$4" "$5" "$6"
+	add_result "$label" "$t0"
+}
+# add_result LABEL T0: the RESULT line in LAST (run.sh, reboots.sh) added.
+add_result() {
+	set -- "$1" "$2" $LAST
+	if [ "${3:-}" = RESULT ] && [ $# -eq 8 ]; then
+		add "$1, $((SECONDS - $2)) s" "$6" "$7" "$8"
 	else
-		add "$label: no RESULT line from run.sh" 0 1 0
+		add "$1: no RESULT line" 0 1 0
 	fi
 }
 
@@ -244,6 +248,17 @@ guest() {
 		grep -q "^${s//./\\.}\." "$img.kernels" ||
 			add "$kind $s: kernel missing from the staged disk ($(echo $(cat "$img.kernels")))" 0 1 0
 	done
+	# The package's life across real boots and a kernel upgrade: one
+	# scratch copy of the disk booted six times (reboots.sh).
+	if [ -n "${TAILFIX_STAGE_UPGRADE:-}" ]; then
+		k=$(grep -E "$filter" "$img.kernels" | head -1)
+		s=$(ls "${img%.img}.root/lib/modules" | grep -E "$TAILFIX_STAGE_UPGRADE" | head -1)
+		t0=$SECONDS
+		last_line "$here/reboots.sh" "$img" "$k" "$s" "$res"
+		add_result "$k to $s, six boots ($arch)" "$t0"
+		unset TAILFIX_STAGE_LOCK_HELD
+		return
+	fi
 	for k in $(grep -E "$filter" "$img.kernels"); do
 		local krun=$run
 		[ "$mode" = quick ] && [ "$kind" = amd64 ] && [ "$run" = check ] &&
@@ -330,14 +345,18 @@ quick|full)
 	[ "$mode" = full ] && guest amd64-bullseye check
 	guest amd64 check
 	# check-full: the package's lifecycle (install from the deb, opt in,
-	# opt out, purge) on a 6.1 disk it is not installed on, in one boot
-	# (tests/pkg_lifecycle.sh says why not several).  Its DKMS builds run
-	# in the guest (three of them, and the initramfs rebuilt each time):
+	# opt out, purge) on a 6.1 disk it is not installed on, in one boot,
+	# then the same across six real boots and the upgrade to 6.12
+	# (tests/pkg_lifecycle.sh's boot mode, tests/vm/reboots.sh).  Its DKMS
+	# builds run in the guest (and the initramfs is rebuilt each time):
 	# the test's timeout and the guest's are raised to match.
 	if [ "$mode" = full ]; then
 		TAILFIX_STAGE_DEB=1 TAILFIX_STAGE_AMZN='^$' TAILFIX_VM_TIMEOUT=6000 \
 			TAILFIX_GUEST_ENV="${TAILFIX_GUEST_ENV:-} TAILFIX_TEST_TIMEOUT=5400" \
 			guest amd64 "tests:$(make -s -C tests print-pkg-test-progs | tr ' ' ,)" "" '^6\.1\.'
+		TAILFIX_STAGE_DEB=1 TAILFIX_STAGE_UPGRADE='^6\.12\.' TAILFIX_STAGE_AMZN='^$' TAILFIX_VM_TIMEOUT=3600 \
+			TAILFIX_GUEST_ENV="${TAILFIX_GUEST_ENV:-} TAILFIX_TEST_TIMEOUT=3000" \
+			guest amd64 reboots "" '^6\.1\.'
 	fi
 	# The newest 7.x, in a Debian 13 guest (image.sh amd64-trixie): the
 	# package is installed on trixie's 6.12 and goes to the 7.x through

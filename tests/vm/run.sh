@@ -17,7 +17,8 @@
 # One guest at a time per machine (flock -w on /tmp/tailfix-vm.lock): timing
 # tests need the cores; IMG's own lock is held shared, so it is not restaged
 # under a running guest.  The disk is booted with -snapshot: the image is
-# never modified.  The guest's /results are kept in RESULTS_DIR (default
+# never modified (unless TAILFIX_VM_SNAPSHOT=off, below).  The guest's
+# /results are kept in RESULTS_DIR (default
 # $cache/ARCH/logs/results-NAME-KVER-RUN).  A cancelled run (INT, TERM, HUP)
 # kills its QEMU; a QEMU a killed run left behind for the same disk is
 # stopped before the next boot.
@@ -31,8 +32,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
 name=$(basename "$img" .img)
 work=${img%.img}.root
-kernel=$work/boot/vmlinuz-$kver
-initrd=$work/boot/initrd.img-$kver
+# TAILFIX_VM_BOOT_DIR: take the kernel and initramfs from that directory
+# instead of the staged root's /boot (tests/vm/reboots.sh: the ones the
+# guest's own disk holds after its last boot).  TAILFIX_VM_SNAPSHOT=off
+# writes to IMG (reboots.sh boots a scratch copy several times).
+kernel=${TAILFIX_VM_BOOT_DIR:-$work/boot}/vmlinuz-$kver
+initrd=${TAILFIX_VM_BOOT_DIR:-$work/boot}/initrd.img-$kver
+snapshot=${TAILFIX_VM_SNAPSHOT:-on}
+case $snapshot in on | off) ;; *) echo "run.sh: TAILFIX_VM_SNAPSHOT=$snapshot: on or off" >&2; exit 2 ;; esac
 [ -f "$kernel" ] || { echo "run.sh: no kernel $kernel" >&2; echo "RESULT $kver $arch 0 1 0"; exit 1; }
 
 # The guest's time: boot (and a DKMS build at boot for a foreign image),
@@ -134,7 +141,7 @@ qemu+=(-smp "$cpus" -accel "$accel" -nographic -no-reboot -nic none
        -netdev hubport,id=n0,hubid=0 -device virtio-net-pci,netdev=n0
        -netdev hubport,id=n1,hubid=0 -device virtio-net-pci,netdev=n1
        -kernel "$kernel" -initrd "$initrd" -append "$append"
-       -drive "file=$img,format=raw,if=virtio,snapshot=on"
+       -drive "file=$img,format=raw,if=virtio,snapshot=$snapshot"
        -drive "file=$resimg,format=raw,if=virtio"
        -pidfile "$pidf"
        -monitor "unix:$logdir/monitor-$name.sock,server,nowait")

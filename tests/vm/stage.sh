@@ -19,7 +19,11 @@
 # kernel's series in /usr/src (where ena's source comes from, as on a host
 # with linux-source installed), and the headers of the kernels not matching
 # TAILFIX_STAGE_KERNELS purged with apt, so that the guest's DKMS builds
-# only for the kernels that boot.
+# only for the kernels that boot.  With TAILFIX_STAGE_UPGRADE (an extended
+# regex, for tests/vm/reboots.sh), the purged headers of the kernels that
+# match it are left on the disk as .debs in /opt/tailfix/debs/upgrade:
+# installing them in the guest is the kernel upgrade (DKMS builds for that
+# kernel from the headers' hook), booting that kernel comes after.
 # TAILFIX_STAGE_NAME names the disk ($cache/ARCH/NAME.img, default guest-
 # plus a hash of this checkout's path, so two checkouts never share one);
 # staging holds NAME.lock exclusively, run.sh holds it shared while booting.
@@ -128,6 +132,12 @@ stage_deb_root() {
 	chroot_mounts
 	for k in $(cd "$work/lib/modules" && ls -d */build 2>/dev/null | sed 's,/build,,'); do
 		printf '%s\n' $kernels | grep -qxF -- "$k" && continue
+		if [ -n "${TAILFIX_STAGE_UPGRADE:-}" ] && echo "$k" | grep -qE -- "$TAILFIX_STAGE_UPGRADE"; then
+			mkdir -p "$work/opt/tailfix/debs/upgrade"
+			(cd "$work/opt/tailfix/debs/upgrade" && apt-get download -q "linux-headers-$k") >>"$dkmslog" 2>&1 ||
+				{ tail -5 "$dkmslog" >&2; log "apt-get download linux-headers-$k failed"; exit 1; }
+			log "TAILFIX_STAGE_DEB: linux-headers-$k as a .deb in /opt/tailfix/debs/upgrade (the upgrade of tests/vm/reboots.sh)"
+		fi
 		log "TAILFIX_STAGE_DEB: apt-get purge linux-headers-$k (no DKMS build for it in the guest)"
 		DEBIAN_FRONTEND=noninteractive chroot "$work" apt-get purge -q -y "linux-headers-$k" >>"$dkmslog" 2>&1 ||
 			{ tail -20 "$dkmslog" >&2; log "apt-get purge linux-headers-$k failed"; exit 1; }
