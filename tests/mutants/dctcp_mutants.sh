@@ -38,6 +38,8 @@ declare -A CATCH=(
 	[7]=dctcp_fixed_plb.sh
 	# ssthresh 1 at a window of 1: the window-of-1 cases' floor of 2
 	[8]=dctcp_fixed_ece_cwnd.sh
+	# CE share 0 under AccECN: alpha against in-tree dctcp's (7.x, tcp_ecn=3)
+	[9]=dctcp_fixed_accecn.sh
 )
 # Mutant 6 is told apart only where the core leaves a window of one segment
 # after an ECE reduction with nothing in flight (in-tree dctcp's first flight
