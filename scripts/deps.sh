@@ -20,8 +20,9 @@ pkg="debhelper dh-dkms dpkg-dev fakeroot lintian rpm"
 build="build-essential make gcc dkms kmod patch xz-utils linux-headers-cloud-amd64
 linux-headers-6.12-cloud-amd64 linux-source-6.1 linux-source-6.12 coccinelle sparse"
 # (bison and flex: packetdrill for the guests, tests/tools/build-packetdrill.sh)
+# (curl: tests/host/tsq_probe_prometheus.sh scrapes node_exporter with it)
 check="$build qemu-system-x86 debootstrap e2fsprogs spin rsync iproute2 gnuplot-nox
-ca-certificates bison flex $pkg"
+ca-certificates bison flex curl $pkg"
 # The arm64 guest (6.1 in quick mode) is part of `make check`: a qemu-user
 # chroot builds its image and runs its DKMS install, qemu-system boots it.
 arm64="qemu-system-arm qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
@@ -117,6 +118,24 @@ promtool_fetch() {
 		rm -f prometheus_*.deb) || { echo "deps.sh: could not fetch promtool" >&2; exit 1; }
 }
 
+# node_exporter (Debian's prometheus-node-exporter) the same way, into
+# $TAILFIX_CACHE/node-exporter: tests/host/tsq_probe_prometheus.sh scrapes
+# tsq-probe-stat's output through its textfile collector on a localhost port;
+# the package would also start it as a service.
+node_exporter_fetch() {
+	local dir=$cache/node-exporter
+	[ -x "$dir/usr/bin/prometheus-node-exporter" ] && return 0
+	command -v prometheus-node-exporter >/dev/null && return 0
+	echo "deps.sh: node_exporter (from the prometheus-node-exporter package, not installed)"
+	mkdir -p "$dir"
+	(cd "$dir" && rm -f prometheus-node-exporter_*.deb &&
+		apt-get download -q -o APT::Sandbox::User=root prometheus-node-exporter >/dev/null &&
+		dpkg-deb --fsys-tarfile prometheus-node-exporter_*.deb |
+		tar -x ./usr/bin/prometheus-node-exporter &&
+		rm -f prometheus-node-exporter_*.deb) ||
+		{ echo "deps.sh: could not fetch node_exporter" >&2; exit 1; }
+}
+
 # The ENA source of a kernel series that ena/patches has a series for
 # (tests/host/ena_static_check.sh checks it) and this Debian 12 host cannot
 # install: linux-source-X.Y of bullseye (5.x) or trixie-backports (7.x,
@@ -160,5 +179,5 @@ other_sources() {
 		[ -e "/usr/src/linux-source-$s.tar.xz" ] || other_source "$s"
 	done
 }
-case ${1:-check} in check|full) promtool_fetch; other_sources ;; esac
+case ${1:-check} in check|full) promtool_fetch; node_exporter_fetch; other_sources ;; esac
 exit 0
