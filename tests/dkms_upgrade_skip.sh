@@ -31,7 +31,7 @@ mkdir -p "$src"
 tar -C "$TAILFIX_ROOT" --exclude='*.ko' --exclude='*.o' --exclude='ena/build-*' \
 	-cf - dkms.conf Makefile scripts tsq_probe tcp_dctcp_fixed ena | tar -C "$src" -xf -
 sed -i "s/^PACKAGE_NAME=.*/PACKAGE_NAME=\"$name\"/; /^POST_INSTALL=/d; /^POST_REMOVE=/d" "$src/dkms.conf"
-for f in "$src/tsq_probe/tsq_probe.c" "$src/tcp_dctcp_fixed/tcp_dctcp_fixed.c"; do
+for f in "$src/tsq_probe/tsq_main.c" "$src/tcp_dctcp_fixed/tcp_dctcp_fixed.c"; do
 	sed -i '0,/^#include/s//int tailfix_broken = tailfix_undeclared;\n&/' "$f"
 done
 # ena: no source to be made from.

@@ -211,7 +211,7 @@ else
 		<("${dk[@]}" status "$PKG/$VER" -k "$K2" 2>&1)
 	# Every module made not to compile (ena: no source), as a future
 	# kernel API break would.
-	for f in "$d/src/$PKG-$VER/tsq_probe/tsq_probe.c" "$d/src/$PKG-$VER/tcp_dctcp_fixed/tcp_dctcp_fixed.c"; do
+	for f in "$d/src/$PKG-$VER/tsq_probe/tsq_main.c" "$d/src/$PKG-$VER/tcp_dctcp_fixed/tcp_dctcp_fixed.c"; do
 		sed -i '0,/^#include/s//int tailfix_broken = tailfix_undeclared;\n&/' "$f"
 	done
 	rc=0

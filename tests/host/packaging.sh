@@ -89,7 +89,9 @@ rpm_named() {
 has_dkms_conf() { paths "$1" | grep -qx "$SRC/dkms.conf" || { log "no $SRC/dkms.conf"; return 1; }; }
 
 # What DKMS builds each module from, and what the build runs.
-MODULE_FILES="tsq_probe/tsq_probe.c tsq_probe/Kbuild tcp_dctcp_fixed/tcp_dctcp_fixed.c
+MODULE_FILES="tsq_probe/Kbuild tsq_probe/tsq_probe.h tsq_probe/tsq_main.c tsq_probe/tsq_stats.c
+tsq_probe/tsq_hist.c tsq_probe/tsq_clocks.c tsq_probe/tsq_stall.c tsq_probe/tsq_check.c
+tsq_probe/tsq_hooks.c tcp_dctcp_fixed/tcp_dctcp_fixed.c
 tcp_dctcp_fixed/Kbuild ena/Makefile ena/ena.kbuild ena/prepare-source.sh ena/patches/6.1/series
 ena/patches/6.12/series Makefile scripts/build-modules.sh scripts/dkms-post-install.sh"
 has_module_sources() {
@@ -230,7 +232,7 @@ modprobe_lists_params() {
 		if [ "$m" = ena ]; then
 			p=$(grep -hE '^\+.*module_param' "$src"/ena/patches/*/*.patch)
 		else
-			p=$(grep -ohE 'module_param(_cb)?\([a-z0-9_]+' "$src/$m/$m.c" | sed 's/.*(//')
+			p=$(grep -ohE 'module_param(_cb|_named)?\([a-z0-9_]+' "$src/$m/"*.c | sed 's/.*(//')
 		fi
 		[ "$m" != ena ] || [ -z "$p" ] || { log "ena patches add parameters: $p"; ok=1; continue; }
 		for p in $p; do
