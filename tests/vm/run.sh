@@ -60,6 +60,19 @@ tmo=${TAILFIX_VM_TIMEOUT:-$tmo}
 cpus=2
 [ "$arch" = amd64 ] && cpus=1
 cpus=${TAILFIX_VM_CPUS:-$cpus}
+# TAILFIX_VM_ICOUNT=1 (benchmarks only: bench/tsq_cost_icount.sh): QEMU
+# counts instructions, -icount shift=0,sleep=off: guest time advances one
+# nanosecond per guest instruction (and jumps over idle time), so a
+# throughput measured in the guest is work per instruction, whatever the
+# host's load.  icount needs single-threaded TCG; one vCPU, so that guest
+# time is one CPU's instructions.  The guest gets TAILFIX_VM_ICOUNT=1 too.
+icount=()
+case ${TAILFIX_VM_ICOUNT:-0} in
+0) ;;
+1) icount=(-icount shift=0,sleep=off) cpus=1 TAILFIX_VM_ACCEL=tcg,thread=single
+   TAILFIX_GUEST_ENV="${TAILFIX_GUEST_ENV:-} TAILFIX_VM_ICOUNT=1" ;;
+*) echo "run.sh: TAILFIX_VM_ICOUNT=$TAILFIX_VM_ICOUNT: 0 or 1" >&2; exit 2 ;;
+esac
 
 logdir=$cache/$kind/logs
 mkdir -p "$logdir"
@@ -137,7 +150,7 @@ esac
 # also exercised by the arm64 guest (arm64 patches kprobes under
 # stop_machine()).  TAILFIX_VM_CPUS overrides.
 accel=${TAILFIX_VM_ACCEL:-tcg,thread=multi}
-qemu+=(-smp "$cpus" -accel "$accel" -nographic -no-reboot -nic none
+qemu+=(-smp "$cpus" -accel "$accel" "${icount[@]}" -nographic -no-reboot -nic none
        -netdev hubport,id=n0,hubid=0 -device virtio-net-pci,netdev=n0
        -netdev hubport,id=n1,hubid=0 -device virtio-net-pci,netdev=n1
        -kernel "$kernel" -initrd "$initrd" -append "$append"
@@ -160,7 +173,7 @@ vm_lock "${TAILFIX_VM_LOCK:-/tmp/tailfix-vm.lock}" -x "the machine (another gues
 echo $$ >"$runf"
 rm -f "$pidf"
 
-echo "# booting $kver ($arch, $cpus vCPU, $accel), run=$run, timeout ${tmo}s; console log: $console"
+echo "# booting $kver ($arch, $cpus vCPU, $accel${icount:+ ${icount[*]}}), run=$run, timeout ${tmo}s; console log: $console"
 t0=$SECONDS
 # In the background, so that a signal reaches the traps above at once.
 {
