@@ -21,8 +21,8 @@
  * completion never lock and never see a torn entry:
  *
  *	bits 63..48  tag: 16 more bits of the key's hash (never 0)
- *	bits 47..44  device histogram + 1 (0: none)		[txc only]
- *	bits 43..0   ktime_get_ns() modulo 2^44 (4.8 hours)	[txc]
+ *	bits 47..39  device histogram + 1 (0: none)		[txc only]
+ *	bits 38..0   ktime_get_ns() modulo 2^39 (549 s)	[txc]
  *	bits 47..0   ktime_get_ns() modulo 2^48 (78 hours)	[cork]
  *
  * Keys (skb and socket pointers) are hashed, never dereferenced.  A newer
@@ -31,7 +31,9 @@
  * can take each other's stamp: one histogram sample is off, nothing else.
  */
 #define TXC_BITS	12	/* skbs waiting for their completion */
-#define TXC_DEV_SHIFT	44
+/* DEV_SLOT_BITS + 1 bits: every slot + 1, and 0 for none. */
+#define TXC_DEV_SHIFT	(SLOT_TAG_SHIFT - DEV_SLOT_BITS - 1)
+#define TXC_DEV_MASK	((1U << (DEV_SLOT_BITS + 1)) - 1)
 #define TXC_TIME_MASK	((1ULL << TXC_DEV_SHIFT) - 1)
 
 static u64 txc_table[1 << TXC_BITS];
@@ -92,9 +94,9 @@ void tsq_txc_complete(const struct sk_buff *skb)
 	    cmpxchg(&txc_table[idx], w, 0) != w)
 		return;
 	stat_inc(ST_TXC_SAMPLES);
-	dh = (int)((w >> TXC_DEV_SHIFT) & 0xf) - 1;
+	dh = (int)((w >> TXC_DEV_SHIFT) & TXC_DEV_MASK) - 1;
 	if (dh >= 0)
-		tsq_hist_add(dh, (ktime_get_ns() - w) & TXC_TIME_MASK);
+		tsq_dev_hist_add(dh, (ktime_get_ns() - w) & TXC_TIME_MASK);
 }
 
 #define CORK_EXPIRE_NS	(10 * NSEC_PER_SEC)

@@ -77,9 +77,12 @@ static int __init tsq_probe_init(void)
 	ret = tsq_params_check();
 	if (ret)
 		return ret;
-	ret = tsq_checks_start();
+	ret = tsq_hists_alloc();
 	if (ret)
 		return ret;
+	ret = tsq_checks_start();
+	if (ret)
+		goto err_hists;
 
 	ret = register_netdevice_notifier(&tsq_netdev_nb);
 	if (ret) {
@@ -107,6 +110,8 @@ err_notifier:
 err_checks:
 	/* The probes are gone: undo what their handlers queued. */
 	tsq_checks_stop(false);
+err_hists:
+	tsq_hists_free();
 	return ret;
 }
 
@@ -118,6 +123,7 @@ static void __exit tsq_probe_exit(void)
 	tsq_hooks_detach();
 	unregister_netdevice_notifier(&tsq_netdev_nb);
 	tsq_checks_stop(true);
+	tsq_hists_free();
 	pr_info("unloaded: %llu lost wake-ups, %llu recoveries\n",
 		tsq_stat_sum(ST_LOST_WAKEUPS), tsq_stat_sum(ST_RECOVERIES));
 }

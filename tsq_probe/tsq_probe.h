@@ -19,7 +19,7 @@ struct sk_buff;
 struct sock;
 
 #define HIST_BUCKETS	40	/* log2 of nanoseconds: up to ~550 s */
-#define MAX_DEVS	16	/* per-device TX-completion histograms */
+#define DEV_SLOT_BITS	8	/* per-device TX-completion histograms: 256 */
 #define CORK_BITS	8	/* sockets with corked data */
 #define PPM		1000000U
 
@@ -78,11 +78,11 @@ struct log2_hist {
 	u64 sum_ns;
 };
 
-/* After the device histograms: */
-#define HIST_CORK	MAX_DEVS	/* autocork until the data left */
-#define HIST_WAKE	(MAX_DEVS + 1)	/* could leave (last completion) until it left */
-#define HIST_RECOVERY	(MAX_DEVS + 2)	/* ... for the corks tsq_probe pushed */
-#define HIST_NR		(MAX_DEVS + 3)
+/* The cork histograms (the device ones are in tsq_hist.c): */
+#define HIST_CORK	0	/* autocork until the data left */
+#define HIST_WAKE	1	/* could leave (last completion) until it left */
+#define HIST_RECOVERY	2	/* ... for the corks tsq_probe pushed */
+#define HIST_NR		3
 
 /*
  * Everything a probe hit writes lives here, on its own CPU.  this_cpu_*()
@@ -91,7 +91,7 @@ struct log2_hist {
  */
 struct tsq_pcpu {
 	u64 stat[ST_NR];
-	struct log2_hist hist[HIST_NR];	/* devices, then the cork histograms */
+	struct log2_hist hist[HIST_NR];	/* the cork histograms */
 };
 
 DECLARE_PER_CPU_ALIGNED(struct tsq_pcpu, tsq_pcpu);
@@ -110,7 +110,13 @@ void tsq_sysfs_remove(void);
 void tsq_hist_add(int h, u64 ns);
 void tsq_hist_read(int h, struct log2_hist *out);
 int tsq_dev_hist_get(const struct net_device *dev);
-int tsq_dev_hists_used(void);
+void tsq_dev_hist_add(int i, u64 ns);
+int tsq_hists_alloc(void);
+void tsq_hists_free(void);
+void tsq_hists_reset(void);
+u64 tsq_txc_max_ns(void);
+int tsq_hist_proc_add(void);
+void tsq_hist_proc_remove(void);
 extern struct notifier_block tsq_netdev_nb;
 extern struct kobj_attribute tsq_histograms_attr;
 

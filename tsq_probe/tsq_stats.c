@@ -256,39 +256,25 @@ static unsigned long missed_base;
 /* Not atomic against hits on other CPUs: a concurrent hit may survive. */
 static void reset_all(void)
 {
-	struct tsq_pcpu *p;
-	int cpu, i, h;
+	int cpu, i;
 
-	for_each_possible_cpu(cpu) {
-		p = per_cpu_ptr(&tsq_pcpu, cpu);
+	for_each_possible_cpu(cpu)
 		for (i = 0; i < ST_NR; i++)
-			WRITE_ONCE(p->stat[i], 0);
-		for (h = 0; h < HIST_NR; h++) {
-			for (i = 0; i < HIST_BUCKETS; i++)
-				WRITE_ONCE(p->hist[h].bucket[i], 0);
-			WRITE_ONCE(p->hist[h].max_ns, 0);
-			WRITE_ONCE(p->hist[h].sum_ns, 0);
-		}
-	}
+			WRITE_ONCE(per_cpu_ptr(&tsq_pcpu, cpu)->stat[i], 0);
+	tsq_hists_reset();
 	WRITE_ONCE(missed_base, tsq_probes_missed_raw());
 }
 
 static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
-	int i, n = tsq_dev_hists_used();
 	struct log2_hist h;
-	u64 txc_max = 0;
-	int len = 0;
+	int i, len = 0;
 
 	for (i = 0; i < ST_NR; i++)
 		len += sysfs_emit_at(buf, len, "%s %llu\n", stat_names[i], tsq_stat_sum(i));
-	for (i = 0; i < n; i++) {
-		tsq_hist_read(i, &h);
-		txc_max = max(txc_max, h.max_ns);
-	}
 	tsq_hist_read(HIST_CORK, &h);
 	len += sysfs_emit_at(buf, len, "cork_hold_max_ns %llu\n", h.max_ns);
-	len += sysfs_emit_at(buf, len, "txc_max_ns %llu\n", txc_max);
+	len += sysfs_emit_at(buf, len, "txc_max_ns %llu\n", tsq_txc_max_ns());
 	len += sysfs_emit_at(buf, len, "probes_missed %lu\n",
 			     tsq_probes_missed_raw() - READ_ONCE(missed_base));
 	len += sysfs_emit_at(buf, len, "recover %d\n", READ_ONCE(tsq_recover));
@@ -338,12 +324,20 @@ int tsq_sysfs_add(void)
 	if (ret) {
 		pr_err("refusing to load: cannot create /sys/kernel/tsq_probe files (%d)\n", ret);
 		kobject_put(tsq_kobj);
+		return ret;
+	}
+	/* All the histograms, more than a sysfs page holds. */
+	ret = tsq_hist_proc_add();
+	if (ret) {
+		sysfs_remove_group(tsq_kobj, &tsq_group);
+		kobject_put(tsq_kobj);
 	}
 	return ret;
 }
 
 void tsq_sysfs_remove(void)
 {
+	tsq_hist_proc_remove();
 	sysfs_remove_group(tsq_kobj, &tsq_group);
 	kobject_put(tsq_kobj);
 }
