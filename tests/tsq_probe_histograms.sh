@@ -13,9 +13,10 @@
 #             past the probe: they are not timed either.)
 #   vxlan     a VXLAN tunnel over a veth: the skb is queued on vxlan0, then
 #             encapsulated (its transport header now UDP) on the veth.
-#   churn     64 short-lived veth pairs, one after the other, more than the
-#             16 device slots: each gets its histogram, because the slot of
-#             a deleted device is freed (dev_slots_full stays 0).
+#   churn     64 short-lived veth pairs, one after the other: each gets its
+#             histogram (dev_slots_full stays 0), and the slot of a deleted
+#             device is freed: none of them is left in
+#             /proc/tsq_probe/histograms.
 # Evictions are judged against the sample: at most 1% of txc_samples + 2.
 . "$(dirname "$0")/lib.sh"
 require_tsq_probe
@@ -126,4 +127,10 @@ log "churn: devices without a histogram:${missing:- none}"
 check "churn: each of $CHURN veths, one after the other, got its histogram" test -z "$missing"
 check "churn: no device found every slot taken (dev_slots_full)" \
 	cmp_num "$full" "==" 0
+# churn_freed: no histogram of a deleted c<i> left in the full file.
+churn_freed() {
+	! awk '$1 == "hist" && $2 == "txc_ns" && $3 ~ /^c[0-9]+$/ { print "# still there: " $0; f = 1 } END { exit !f }' \
+		/proc/tsq_probe/histograms
+}
+check "churn: the slots of the deleted veths are free again" churn_freed
 ksft_finish
