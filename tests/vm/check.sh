@@ -107,7 +107,7 @@ MUTANT_TESTS=mutants/dctcp_mutants.sh,mutants/tsq_mutants.sh,mutants/load_no_cli
 # (and an operator's run_tests, which uses the tests' defaults): 30 instead
 # of 100 tsq_probe and 5 instead of 100 tcp_dctcp_fixed load/unload
 # cycles (a dctcp_fixed cycle takes about 7 s in a guest), 24 instead of 64
-# short-lived veths (still more than the 16 device slots), and the ECE
+# short-lived veths, and the ECE
 # patterns with the default min_cwnd_after_ce (2) only, 3 requests each
 # (the 23 runs of 6 took about 180 s per guest, the peer's start most of it).
 QUICK_ENV="TSQ_CYCLES=30 DCTCP_CYCLES=5 TSQ_HIST_CHURN=24 DCTCP_ECE_MINS=2 DCTCP_ECE_TRIALS=3"
