@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # run-guest.sh OUTDIR: every benchmark, inside one guest run (make bench).
-# BENCH_ONLY=tsq|tsq_cost|dctcp (TAILFIX_GUEST_ENV): that benchmark alone.
+# BENCH_ONLY=tsq|tsq_cost|dctcp (TAILFIX_GUEST_ENV): that benchmark alone;
+# BENCH_ONLY=tsq_cost_icount (only then: a guest booted with
+# TAILFIX_VM_ICOUNT=1, see tsq_cost_icount.sh).
 # taint-expected: N (tsq_bench.sh's fault runs: tsq_probe taints TAINT_TEST)
 cd "$(dirname "$0")" || exit 1
 rc=0
@@ -11,6 +13,9 @@ if want tsq; then
 fi
 if want tsq_cost; then
 	./tsq_cost.sh "$1/tsq-cost" || rc=1
+fi
+if [ "${BENCH_ONLY:-}" = tsq_cost_icount ]; then
+	./tsq_cost_icount.sh "$1/tsq-cost-icount" || rc=1
 fi
 if want dctcp && [ -x ./dctcp_rpc.sh ]; then
 	SECS=${DCTCP_BENCH_SECS:-20} ROUNDS=${DCTCP_BENCH_ROUNDS:-5} ./dctcp_rpc.sh "$1/dctcp" || rc=1
