@@ -21,26 +21,12 @@
 # directory.
 
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/ena_amzn_common.sh"
 
 require_cmd make patch tar modinfo strings
-TARBALL=$("$TAILFIX_ROOT/scripts/third-party.sh" amzn)
-[ -n "$TARBALL" ] || skip "no amzn-drivers release tarball (../shared/third_party, or TAILFIX_AMZN_TARBALL=)"
+amzn_setup
 PREP=$TAILFIX_ROOT/ena/prepare-source.sh
 PKGVER=$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$TAILFIX_ROOT/dkms.conf" | head -n1)
-
-KVERS=()
-for b in /lib/modules/6.1.*/build /lib/modules/6.12.*/build; do
-	[ -f "$b/Makefile" ] && KVERS+=("$(basename "$(dirname "$b")")")
-done
-[ ${#KVERS[@]} -gt 0 ] || skip "no 6.1 or 6.12 kernel headers under /lib/modules"
-log "amzn-drivers from $TARBALL; kernels: ${KVERS[*]}"
-
-TMP=$(mktemp -d)
-on_exit rm -rf "$TMP"
-tar -xf "$TARBALL" -C "$TMP" || fail "cannot unpack $TARBALL"
-CO=$(ls -d "$TMP"/*/kernel/linux/ena 2>/dev/null | head -1)
-CO=${CO%/kernel/linux/ena}
-[ -n "$CO" ] || fail "$TARBALL has no kernel/linux/ena"
 
 locates_amzn() {	# locates_amzn ENA_SRC
 	ENA_SRC=$1 "$PREP" --locate "${KVERS[0]}" 2>&1 | grep -q 'amzn-drivers'

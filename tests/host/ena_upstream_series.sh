@@ -28,7 +28,9 @@
 # files) on 6.12's ENA driver against the 6.12 headers, so both bisect.
 # amzn-drivers (UPSTREAM_TREE=amzn-drivers), on a git tree of the release
 # tarball in ../shared/third_party: the same identity and Link: rules; the
-# series ends in the tree the build series of ena/patches/amzn-2.17 makes;
+# series ends in the tree the build series of ena/patches/amzn-2.17 makes,
+# whose files are the build form ena/upstream/generate.sh makes of it (and
+# generate.sh --check fails when one copy is edited alone);
 # the counter first, the doorbell decision untouched; every Fixes: id one
 # that fixes-provenance.txt records; the state after patch 2 builds.
 
@@ -381,6 +383,27 @@ else
 fi
 
 # ---- amzn-drivers ---------------------------------------------------------
+# patches/amzn-2.17 (less its version patch) is not edited by hand: it is
+# the build form that ena/upstream/generate.sh makes of
+# upstream/amzn-drivers-2.17.  --check fails when either copy is edited
+# alone, and passes again once generate.sh has written the build form.
+gen_check() { "$1/upstream/generate.sh" --check 2>"$TMP/gen.err"; }
+check "amzn-drivers: patches/amzn-2.17 is what generate.sh makes of upstream/amzn-drivers-2.17" \
+	gen_check "$TAILFIX_ROOT/ena"
+gen_mutant() {	# gen_mutant NAME FILE SED: FILE of a copy of ena/ edited
+	mkdir -p "$TMP/gen-$1"
+	cp -r "$TAILFIX_ROOT/ena/upstream" "$TAILFIX_ROOT/ena/patches" "$TMP/gen-$1/"
+	sed -i "$3" "$TMP/gen-$1/$2"
+	! cmp -s "$TAILFIX_ROOT/ena/$2" "$TMP/gen-$1/$2" && ! gen_check "$TMP/gen-$1" &&
+		grep -q "^ena generate: patches/amzn-2.17/0001-" "$TMP/gen.err"
+}
+check "amzn-drivers: generate.sh --check fails on an edited build copy and on an edited upstream copy" \
+	eval 'gen_mutant build "$(cd "$TAILFIX_ROOT/ena" && ls patches/amzn-2.17/0001-*.patch)" "s/^ \tENA_STAT_TX_ENTRY(lost_interrupt),/ \tENA_STAT_TX_ENTRY(lost_interrupts),/" &&
+		gen_mutant upstream "$(cd "$TAILFIX_ROOT/ena" && ls upstream/amzn-drivers-2.17/0001-*.patch)" "s/^Count those doorbells/Count these doorbells/"'
+check "amzn-drivers: after an upstream edit, generate.sh writes the build form and --check passes" \
+	eval '"$TMP/gen-upstream/upstream/generate.sh" && gen_check "$TMP/gen-upstream" &&
+		grep -q "^Count these doorbells" "$TMP"/gen-upstream/patches/amzn-2.17/0001-*.patch'
+
 TARBALL=$("$TAILFIX_ROOT/scripts/third-party.sh" amzn)
 case ${TARBALL##*/} in
 '')
