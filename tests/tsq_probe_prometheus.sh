@@ -60,7 +60,8 @@ pods=()
 for ((i = 0; i < PODS; i++)); do
 	new_ns POD
 	pods+=("$POD")
-	ip link add eth0 netns "$POD" type veth peer name "p$i" netns "$HUB" || fail "veth of pod $i"
+	# (made in the pod: the root namespace may have an eth0 of its own)
+	ip -n "$POD" link add eth0 type veth peer name "p$i" netns "$HUB" || fail "veth of pod $i"
 	printf '%s\n' "link set p$i master br0" "link set p$i up" | ip -n "$HUB" -batch - || fail "p$i on br0"
 	printf '%s\n' "addr add 198.19.200.$((i + 2))/24 dev eth0" "link set eth0 up" |
 		ip -n "$POD" -batch - || fail "eth0 of pod $i"

@@ -221,7 +221,7 @@ printf '\nRaw: `bench/results/kernels/no-such-run.txt`.\n' >>"$tmp/copy/README.m
 check "broken: a README cites a result that does not exist" must_fail citations_exist no-such-run.txt
 
 copy
-printf '\nRaw: `results/6.1.0-57-cloud-amd64/tsq-cost-{ftrace,nothing}/`.\n' >>"$tmp/copy/bench/README.md"
+printf '\nRaw: `results/6.1.0-57-cloud-amd64/tsq-cost-{icount,nothing}/`.\n' >>"$tmp/copy/bench/README.md"
 check "broken: bench/README.md cites {a,b} of which one does not exist" must_fail citations_exist tsq-cost-nothing
 
 copy
