@@ -77,7 +77,7 @@ DEBUG_QUICK_TESTS=tsq_probe_load.sh,tsq_probe_initfail.sh,tsq_probe_bh.sh
 # pushed from a BH workqueue on 7.x), DCTCP packet by packet and the CWR /
 # first-flight checks (7.x's AccECN and .cwnd_event_tx_start), PLB, and the
 # 7.3 ena.  check-full runs the whole suite there.
-NEWEST_TESTS=dkms_installed.sh,dkms_upgrade_skip.sh,tsq_probe_load.sh,tsq_probe_fault.sh,dctcp_fixed_packetdrill.sh,dctcp_fixed_packets.sh,dctcp_fixed_plb.sh,ena_load.sh,ena_fallback.sh
+NEWEST_TESTS=dkms_installed.sh,dkms_upgrade_skip.sh,tsq_probe_load.sh,tsq_probe_fault.sh,dctcp_fixed_packetdrill.sh,dctcp_fixed_packets.sh,dctcp_fixed_accecn.sh,dctcp_fixed_plb.sh,ena_load.sh,ena_fallback.sh
 # make check's 6.12 guest (amd64) leaves out dkms_upgrade_skip (bookworm's
 # dkms is the subject there, judged on the same disk in the 6.1 guest) and
 # four tests whose subject the
