@@ -1,23 +1,30 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The documents say what the tree has:
-#  - tests/README.md's table has a row for each test of tests/Makefile
-#    (TEST_PROGS, HOST_TEST_PROGS, HOST_FULL_TEST_PROGS) and of
-#    tests/mutants/*.sh, and no row for anything else;
-#  - each row's `make check` and `make check-full` cells name the places
-#    tests/vm/check.sh runs the test, computed from its lists (NEWEST_TESTS,
-#    QUICK_612_LEAVE, QUICK_MUTANTS, MUTANT_TESTS, SMP_TESTS, DEBUG_TESTS,
-#    DEBUG_QUICK_TESTS and the arm64 guest's leave-out pattern);
+#  - tests/placement (one line per test: where make check and make
+#    check-full run it, which tests/Makefile and tests/vm/check.sh read)
+#    follows the rules of its header, has a line for every test script
+#    under tests/ (an executable NAME.sh but lib.sh and run_tests.sh,
+#    host/NAME.sh, mutants/NAME.sh) and none for a script that does not
+#    exist;
+#  - tests/Makefile's lists are tests/placement's, and tests/vm/check.sh
+#    lists no test in its code (a list kept by hand);
+#  - tests/README.md's tables have a row for each test of tests/placement
+#    and no row for anything else, and each row's `make check` and
+#    `make check-full` cells name the places tests/placement gives it (a
+#    note in parentheses in a cell is not compared);
 #  - every path under bench/results/ that a README cites exists;
 #  - every file under bench/results/ is cited by a README: itself, or a
 #    directory holding it at least two levels down (bench/results/X/Y/, one
 #    measurement), so that no run stays in the tree that nothing reads.
 # Then each check is shown to fail on a broken copy of those files (a row
-# left out, a row for no test, a test added to the Makefile, a list of
-# check.sh changed, a citation of a missing file, a result cited by
-# nothing), after the unbroken copy passed.
-#   docs_consistency.sh --where   prints, per test, the two cells check.sh
-#                                 gives it (for a new row of tests/README.md)
+# left out, a row for no test, a test added without a line or a row, a
+# list kept in tests/Makefile or check.sh, a place changed, a line that
+# breaks a rule of tests/placement, a citation of a missing file, a result
+# cited by nothing), after the unbroken copy passed.
+#   docs_consistency.sh --where   prints, per test, the two cells
+#                                 tests/placement gives it (for a new row
+#                                 of tests/README.md)
 . "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
@@ -25,58 +32,44 @@ on_exit "rm -rf $tmp"
 # The READMEs whose citations count.
 readmes() { (cd "$1" && ls -d README.md ./*/README* ./*/*/README* 2>/dev/null | sed 's,^\./,,' | grep -v '^bench/results/'); }
 
-# csv_has LIST NAME: NAME is an entry of the comma- or space-separated LIST.
-csv_has() { tr ', ' '\n\n' <<<"$1" | grep -qxF -- "$2"; }
 # squeeze WORDS: the words, one space between them.
 squeeze() { tr -s ' \n' '  ' <<<"$1" | sed 's/^ //; s/ $//'; }
 
-# where ROOT: "name<TAB>make check cell<TAB>make check-full cell" per test,
-# from ROOT's tests/Makefile and tests/vm/check.sh; 1 when a list of
-# check.sh cannot be read (its layout changed: update this test with it).
-where() {
-	local root=$1 cs=$1/tests/vm/check.sh v suite host hostfull name q f
-	local NEWEST_TESTS QUICK_612_LEAVE QUICK_MUTANTS MUTANT_TESTS SMP_TESTS DEBUG_TESTS DEBUG_QUICK_TESTS ARM64_LEAVE
+# placement ROOT AWK-ARGS...: tests/placement.awk on ROOT/tests/placement.
+placement() {
+	local root=$1
 
-	for v in NEWEST_TESTS QUICK_612_LEAVE QUICK_MUTANTS MUTANT_TESTS SMP_TESTS DEBUG_TESTS DEBUG_QUICK_TESTS; do
-		printf -v "$v" '%s' "$(sed -n "s/^$v=//p" "$cs" | head -1 | sed "s/^['\"]//; s/['\"]\$//")"
-		[ -n "${!v}" ] || { log "cannot read $v= from tests/vm/check.sh"; return 1; }
-	done
-	# make check's arm64 guest: the suite less the tests this pattern matches.
-	ARM64_LEAVE=$(grep -o "arm64_tests '[^']*'" "$cs" | head -1 | sed "s/^arm64_tests '//; s/'\$//")
-	[ -n "$ARM64_LEAVE" ] || { log "cannot read make check's arm64_tests pattern from tests/vm/check.sh"; return 1; }
-	suite=$(make -s -C "$root/tests" print-test-progs)
-	host=$(make -s -C "$root/tests" print-host-test-progs)
-	hostfull=$(make -s -C "$root/tests" print-host-full-test-progs)
-	[ -n "$suite" ] && [ -n "$host" ] || { log "no test lists from tests/Makefile"; return 1; }
-	for name in $suite $host $hostfull $(cd "$root/tests" && ls mutants/*.sh 2>/dev/null); do
-		q='' f=''
-		if csv_has "$host" "$name"; then
-			q=host f=host
-		elif csv_has "$hostfull" "$name"; then
-			f=host
-		fi
-		if csv_has "$suite" "$name"; then
-			q=6.1
-			grep -qxE "$QUICK_612_LEAVE" <<<"$name" || q="$q 6.12"
-			! csv_has "$NEWEST_TESTS" "$name" || q="$q 7.x"
-			grep -qxE "$ARM64_LEAVE" <<<"$name" || q="$q arm64"
-			f="5.10 6.1 6.12 7.x arm64"
-		fi
-		! csv_has "$QUICK_MUTANTS" "$name" || q="$q 6.12"
-		! csv_has "$DEBUG_QUICK_TESTS" "$name" || q="$q debug"
-		! csv_has "$MUTANT_TESTS" "$name" || f="$f 6.1 6.12"
-		! csv_has "$DEBUG_TESTS" "$name" || f="$f debug"
-		! csv_has "$SMP_TESTS" "$name" || f="$f smp"
-		printf '%s\t%s\t%s\n' "$name" "$(squeeze "${q:--}")" "$(squeeze "${f:--}")"
-	done | awk -F'\t' '!seen[$1]++'
+	shift
+	awk "$@" -f "$root/tests/placement.awk" "$root/tests/placement"
+}
+
+# where ROOT: "name<TAB>make check cell<TAB>make check-full cell" per test
+# of the five-column tables (all but the pkg tests), from tests/placement:
+# guest tests, host checks of make check, of check-full only, mutants.
+where() {
+	local c
+
+	c=$(placement "$1" -v cells=1) || { log "tests/placement cannot be read"; return 1; }
+	{
+		awk -F'\t' '$1 == "guest"' <<<"$c"
+		awk -F'\t' '$1 == "host" && $3 == "host"' <<<"$c"
+		awk -F'\t' '$1 == "host" && $3 != "host"' <<<"$c"
+		awk -F'\t' '$1 == "mutant"' <<<"$c" | LC_ALL=C sort -t$'\t' -k2,2
+	} | cut -f2-
 }
 
 # rows ROOT: "name<TAB>make check cell<TAB>make check-full cell" per row of
-# the tables of ROOT/tests/README.md (| `name` | proves | needs | check | full |).
+# the tables of ROOT/tests/README.md (| `name` | proves | needs | check | full |),
+# notes in parentheses dropped from the cells.
 rows() {
 	awk -F'|' '/^\| `[^`]+` \|/ && NF == 7 {
-		for (i = 2; i <= 6; i++) { gsub(/^ +| +$/, "", $i); gsub(/ +/, " ", $i) }
+		for (i = 2; i <= 6; i++) { gsub(/\([^)]*\)/, "", $i); gsub(/^ +| +$/, "", $i); gsub(/ +/, " ", $i) }
 		gsub(/`/, "", $2); print $2 "\t" $5 "\t" $6 }' "$1/tests/README.md"
+}
+# pkg_rows ROOT: the names of the rows of the package-lifecycle table
+# (| `name` | proves | needs | where |).
+pkg_rows() {
+	awk -F'|' '/^\| `[^`]+` \|/ && NF == 6 { gsub(/[` ]/, "", $2); print $2 }' "$1/tests/README.md"
 }
 
 # cited ROOT: "readme<TAB>path" for each path under bench/results/ a README
@@ -103,19 +96,57 @@ cited() {
 }
 
 # The checks, each on a tree ROOT; each logs what is wrong.
+placement_rules() {
+	placement "$1" -v rules=1 >"$tmp/rules" 2>&1 || { while read -r l; do log "$l"; done <"$tmp/rules"; return 1; }
+}
+placement_has_every_script() {
+	local names scripts missing gone
+
+	names=$(placement "$1" -v cells=1 | cut -f2) || return 1
+	# (run_tests.sh runs only what is executable: a file that is not, such
+	# as one the host checks source, is no test)
+	scripts=$(cd "$1/tests" && for f in ./*.sh host/*.sh mutants/*.sh; do [ -x "$f" ] && echo "${f#./}"; done |
+		grep -vxE 'lib\.sh|run_tests\.sh')
+	missing=$(grep -vxF -f <(echo "$names") <<<"$scripts")
+	gone=$(grep -vxF -f <(echo "$scripts") <<<"$names")
+	[ -z "$missing" ] || log "tests/placement has no line for: $(squeeze "$missing")"
+	[ -z "$gone" ] || log "tests/placement has a line for what is no executable script under tests/: $(squeeze "$gone")"
+	[ -z "$missing$gone" ]
+}
+lists_come_from_placement() {
+	local t q bad=0 n f
+
+	for t in "print-test-progs guest" "print-host-test-progs host check:host" \
+		"print-host-full-test-progs host !check:host" "print-host-build-test-progs host +build" \
+		"print-pkg-test-progs pkg"; do
+		q=${t#* } t=${t%% *}
+		[ "$(make -s -C "$1/tests" "$t")" = "$(placement "$1" -v q="$q")" ] ||
+			{ log "tests/Makefile's $t is not tests/placement's '$q'"; bad=1; }
+	done
+	# A test in a list of check.sh's code (X=a.sh,b.sh, "tests:a.sh"), not
+	# in a comment or a message.
+	for n in $(placement "$1" -v cells=1 | cut -f2); do
+		! grep -v '^[[:space:]]*#' "$1/tests/vm/check.sh" |
+			grep -qE "(^|tests:|[=,\"'])${n//./\\.}([,\"'[:space:]]|\$)" ||
+			{ log "tests/vm/check.sh lists $n in its code: where it runs belongs in tests/placement"; bad=1; }
+	done
+	return "$bad"
+}
 table_has_every_test() {
 	local missing
 
 	where "$1" >"$tmp/where" && rows "$1" >"$tmp/rows" || return 1
 	missing=$(cut -f1 "$tmp/where" | grep -vxF -f <(cut -f1 "$tmp/rows"))
-	[ -z "$missing" ] || { log "tests/README.md has no row for: $(squeeze "$missing")"; return 1; }
+	missing="$missing $(placement "$1" -v q=pkg | tr ' ' '\n' | grep -vxF -f <(pkg_rows "$1"))"
+	[ -z "$(squeeze "$missing")" ] || { log "tests/README.md has no row for: $(squeeze "$missing")"; return 1; }
 }
 table_has_only_tests() {
 	local extra
 
 	where "$1" >"$tmp/where" && rows "$1" >"$tmp/rows" || return 1
 	extra=$(cut -f1 "$tmp/rows" | grep -vxF -f <(cut -f1 "$tmp/where"))
-	[ -z "$extra" ] || { log "tests/README.md has rows for what is no test of tests/Makefile or tests/mutants: $(squeeze "$extra")"; return 1; }
+	extra="$extra $(pkg_rows "$1" | grep -vxF -f <(placement "$1" -v q=pkg | tr ' ' '\n'))"
+	[ -z "$(squeeze "$extra")" ] || { log "tests/README.md has rows for what is no test of tests/placement (the pkg table: no pkg test): $(squeeze "$extra")"; return 1; }
 }
 table_says_where() {
 	local bad
@@ -125,7 +156,7 @@ table_says_where() {
 	[ -z "$bad" ] || {
 		for n in $bad; do
 			log "$n: tests/README.md says '$(grep -P "^\Q$n\E\t" "$tmp/rows" | cut -f2- | sed 's/\t/ | /')'," \
-				"check.sh runs it in '$(grep -P "^\Q$n\E\t" "$tmp/where" | cut -f2- | sed 's/\t/ | /')'"
+				"tests/placement runs it in '$(grep -P "^\Q$n\E\t" "$tmp/where" | cut -f2- | sed 's/\t/ | /')'"
 		done
 		return 1
 	}
@@ -169,9 +200,12 @@ if [ "${1:-}" = --where ]; then
 fi
 require_cmd make awk
 
+check "tests/placement follows the rules of its header" placement_rules "$TAILFIX_ROOT"
+check "tests/placement has a line for every test script, and only for them" placement_has_every_script "$TAILFIX_ROOT"
+check "tests/Makefile's lists and check.sh's runs come from tests/placement only" lists_come_from_placement "$TAILFIX_ROOT"
 check "tests/README.md has a row for every test" table_has_every_test "$TAILFIX_ROOT"
 check "every row of tests/README.md is a test" table_has_only_tests "$TAILFIX_ROOT"
-check "each row's make check / make check-full cells are where check.sh runs it" table_says_where "$TAILFIX_ROOT"
+check "each row's make check / make check-full cells are the places tests/placement gives" table_says_where "$TAILFIX_ROOT"
 check "every bench/results path a README cites exists" citations_exist "$TAILFIX_ROOT"
 check "every file under bench/results/ is cited by a README" results_all_cited "$TAILFIX_ROOT"
 
@@ -180,7 +214,8 @@ copy() {
 	rm -rf "$tmp/copy"
 	mkdir -p "$tmp/copy/tests/vm" "$tmp/copy/tests/mutants"
 	(cd "$TAILFIX_ROOT" && readmes . | tar -cf - -T - tests/README.md tests/Makefile tests/vm/check.sh \
-		tests/mutants/*.sh bench/results) | tar -C "$tmp/copy" -xf -
+		tests/placement tests/placement.awk tests/*.sh tests/host/*.sh tests/mutants/*.sh bench/results) |
+		tar -C "$tmp/copy" -xf -
 }
 # must_fail CHECK WORDS: CHECK fails on the copy and its log says WORDS.
 must_fail() {
@@ -188,8 +223,13 @@ must_fail() {
 		{ sed 's/^/# got: /' "$tmp/log"; return 1; }
 }
 all_pass() {
-	table_has_every_test "$1" && table_has_only_tests "$1" && table_says_where "$1" &&
+	placement_rules "$1" && placement_has_every_script "$1" && lists_come_from_placement "$1" &&
+		table_has_every_test "$1" && table_has_only_tests "$1" && table_says_where "$1" &&
 		citations_exist "$1" && results_all_cited "$1"
+}
+# place NAME SED: SED on the line of test NAME in the copy's tests/placement.
+place() {
+	sed -i -E "\\#^${1//./\\.}[[:space:]]#$2" "$tmp/copy/tests/placement"
 }
 
 copy
@@ -200,28 +240,74 @@ sed -i '/^| `tsq_probe_load\.sh` |/d' "$tmp/copy/tests/README.md"
 check "broken: a test's row left out" must_fail table_has_every_test tsq_probe_load.sh
 
 copy
+sed -i '/^| `pkg_lifecycle\.sh` |/d' "$tmp/copy/tests/README.md"
+check "broken: the package lifecycle's row left out" must_fail table_has_every_test pkg_lifecycle.sh
+
+copy
 sed -i '/^| `tsq_probe_counters\.sh` |/{p;s/tsq_probe_counters/tsq_probe_gone/}' "$tmp/copy/tests/README.md"
 check "broken: a row for a test that does not exist" must_fail table_has_only_tests tsq_probe_gone.sh
 
 copy
-echo 'TEST_PROGS += brand_new.sh' >>"$tmp/copy/tests/Makefile"
+printf 'brand_new.sh 6.1 5.10,6.1,6.12,7.x,arm64 -\n' >>"$tmp/copy/tests/placement"
+: >"$tmp/copy/tests/brand_new.sh"
 : >"$tmp/copy/tests/mutants/brand_new_mutant.sh"
+chmod +x "$tmp/copy/tests/brand_new.sh" "$tmp/copy/tests/mutants/brand_new_mutant.sh"
 added_caught() {
 	must_fail table_has_every_test brand_new.sh &&
-		must_fail table_has_every_test mutants/brand_new_mutant.sh
+		must_fail placement_has_every_script mutants/brand_new_mutant.sh
 }
-check "broken: a test added to tests/Makefile, a mutant to tests/mutants" added_caught
+check "broken: a test added without its row, a mutant without its line" added_caught
 
 copy
-sed -i -E '/^NEWEST_TESTS=/s/tsq_probe_fault\.sh,?//' "$tmp/copy/tests/vm/check.sh"
-check "broken: check.sh's 7.x list no longer has a test the table puts there" must_fail table_says_where tsq_probe_fault.sh
+rm "$tmp/copy/tests/tsq_probe_params.sh"
+check "broken: a line for a script that is gone" must_fail placement_has_every_script tsq_probe_params.sh
+
+copy
+echo 'TEST_PROGS += brand_new.sh' >>"$tmp/copy/tests/Makefile"
+check "broken: a test added to tests/Makefile by hand" must_fail lists_come_from_placement print-test-progs
+
+copy
+echo 'NEWEST_TESTS=$NEWEST_TESTS,tsq_probe_neutral.sh' >>"$tmp/copy/tests/vm/check.sh"
+check "broken: check.sh adds a test to a run by hand" must_fail lists_come_from_placement tsq_probe_neutral.sh
+
+copy
+place tsq_probe_fault.sh 's/,7\.x(:[0-9]+)?,/,/'
+check "broken: tests/placement no longer runs a test where the table says" must_fail table_says_where tsq_probe_fault.sh
+
+copy
+place tsq_probe_counters.sh 's/ 6\.1,6\.12,arm64 / 6.12,arm64 /'
+check "broken placement: a guest test not in make check's 6.1" must_fail placement_rules "tsq_probe_counters.sh: a guest test runs in 6.1 in the check column"
+
+copy
+place dctcp_fixed_alpha.sh 's/,arm64 +-$/ -/'
+check "broken placement: a guest test left out of a check-full guest" must_fail placement_rules "dctcp_fixed_alpha.sh: a guest test runs in arm64 in the full column"
+
+copy
+place mutants/safety_fakes.sh 's/ 6\.1,6\.12 / 6.1,6.12,smp /'
+check "broken placement: a mutant in a place check.sh has no run of mutants for" must_fail placement_rules "mutants/safety_fakes.sh: a mutant test cannot run in smp"
+
+copy
+place tsq_probe_params.sh 's/debug:[0-9]+/debug:1/'
+check "broken placement: two tests with one number of a place" must_fail placement_rules "debug:1 in the full column is"
+
+copy
+place tsq_probe_neutral.sh 's/ 6\.1,6\.12,arm64 / 6.1,arm64,6.12 /'
+check "broken placement: places out of order" must_fail placement_rules "tsq_probe_neutral.sh: the check column's places are not in the order"
+
+copy
+place host/lint.sh 's/ build$/ buid/'
+check "broken placement: an unknown flag" must_fail placement_rules "host/lint.sh: flag buid is not for a host test"
+
+copy
+place ena_hw.sh 's/ -$//'
+check "broken placement: a line of three fields" must_fail placement_rules "not NAME CHECK FULL FLAGS"
 
 copy
 printf '\nRaw: `bench/results/kernels/no-such-run.txt`.\n' >>"$tmp/copy/README.md"
 check "broken: a README cites a result that does not exist" must_fail citations_exist no-such-run.txt
 
 copy
-printf '\nRaw: `results/6.1.0-57-cloud-amd64/tsq-cost-{icount,nothing}/`.\n' >>"$tmp/copy/bench/README.md"
+printf '\nRaw: `results/6.1.0-57-cloud-amd64/tsq-cost-{ftrace,nothing}/`.\n' >>"$tmp/copy/bench/README.md"
 check "broken: bench/README.md cites {a,b} of which one does not exist" must_fail citations_exist tsq-cost-nothing
 
 copy
