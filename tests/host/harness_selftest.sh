@@ -204,12 +204,16 @@ check "judge: run=check with every TEST_PROGS passes" eval '"$JUDGE" check k amd
 check "judge: run=check one test short of TEST_PROGS fails" \
 	eval '! "$JUDGE" check k amd64 "$short" >/dev/null'
 allowed_tests() { grep -vE '^[[:space:]]*(#|$)' "$1" | awk '{ print $1 }' | sort -u | tr '\n' ' '; }
-check "judge: the real allowlist allows ena_hw.sh, dctcp_fixed_plb.sh, dctcp_fixed_ece_cwnd.sh, ena_amzn_load.sh, dkms_installed.sh, tsq_probe_load.sh and mutants/dctcp_mutants.sh only" \
-	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "dctcp_fixed_ece_cwnd.sh dctcp_fixed_plb.sh dkms_installed.sh ena_amzn_load.sh ena_hw.sh mutants/dctcp_mutants.sh tsq_probe_load.sh "
+check "judge: the real allowlist allows ena_hw.sh, dctcp_fixed_plb.sh, dctcp_fixed_ece_cwnd.sh, dctcp_fixed_accecn.sh, ena_amzn_load.sh, dkms_installed.sh, tsq_probe_load.sh and mutants/dctcp_mutants.sh only" \
+	test "$(allowed_tests "$TESTS_DIR/vm/skip-allowlist")" = "dctcp_fixed_accecn.sh dctcp_fixed_ece_cwnd.sh dctcp_fixed_plb.sh dkms_installed.sh ena_amzn_load.sh ena_hw.sh mutants/dctcp_mutants.sh tsq_probe_load.sh "
 
 # allow_re TEST: the reasons allowed for TEST, one regex per line (grep -E
 # takes each line as an alternative).
 allow_re() { awk -v t="$1" '$1 == t { sub(/^[^[:space:]]+[[:space:]]+/, ""); print }' "$TESTS_DIR/vm/skip-allowlist"; }
+ecn_re=$(allow_re dctcp_fixed_accecn.sh)
+check "judge: the AccECN skip is allowed on 6.1 and never on a 7.x kernel" eval \
+	'grep -qE "$ecn_re" <<<"net.ipv4.tcp_ecn cannot be set to 3 in kernel 6.1.0-57-cloud-amd64: no Accurate ECN" &&
+	! grep -qE "$ecn_re" <<<"net.ipv4.tcp_ecn cannot be set to 3 in kernel 7.3.4+deb13-cloud-amd64: no Accurate ECN"'
 mut_re=$(allow_re mutants/dctcp_mutants.sh)
 check "judge: the dctcp mutant skip is mutant 6's, where in-tree dctcp already sends 2, only" eval \
 	'grep -qE "$mut_re" <<<"in-tree dctcp'"'"'s first flight after ECE is already 2 segments on this kernel: the floor never fires, mutant 6 is the real module'"'"'s behaviour" &&
