@@ -25,7 +25,8 @@ check="$build qemu-system-x86 debootstrap e2fsprogs spin rsync iproute2 gnuplot-
 ca-certificates bison flex curl $pkg"
 # The arm64 guest (6.1 in quick mode) is part of `make check`: a qemu-user
 # chroot builds its image and runs its DKMS install, qemu-system boots it.
-arm64="qemu-system-arm qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
+# (mmdebstrap and cpio: the unpacked arm64-min root, tests/vm/image-extract.sh)
+arm64="qemu-system-arm qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross mmdebstrap cpio"
 # The debug guest kernel (tests/vm/debug-kernel.sh; check-full, make
 # debug-kernel) is built here.
 kbuild="bc bison flex libelf-dev libssl-dev cpio dpkg-dev"

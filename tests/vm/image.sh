@@ -5,6 +5,10 @@
 # of KIND, building it first when it is missing or when its inputs changed
 # (with --cached: exit 1 instead of building):
 #   amd64, arm64   Debian 12 (bookworm) with its 6.1 and 6.12 cloud kernels;
+#   arm64-min      Debian 12 arm64 with its 6.1 cloud kernel, unpacked only
+#                  (image-extract.sh: no emulation, about a minute cold; no
+#                  dkms or compiler in it: stage.sh cross-builds the
+#                  package's modules on the host; tests/README.md);
 #   amd64-trixie   Debian 13 (trixie) with the newest 7.x cloud kernel of
 #                  trixie-backports and trixie's own 6.12 (the kernel the
 #                  upgrade starts from): a 7.x kernel's headers build only
@@ -46,6 +50,7 @@ suite=bookworm kernel_from= src_pkgs=
 case $kind in
 amd64) kernel_pkgs="linux-image-cloud-amd64 linux-headers-cloud-amd64 linux-image-6.12-cloud-amd64 linux-headers-6.12-cloud-amd64" ;;
 arm64) kernel_pkgs="linux-image-cloud-arm64 linux-headers-cloud-arm64 linux-image-6.12-cloud-arm64 linux-headers-6.12-cloud-arm64" ;;
+arm64-min) kernel_pkgs="linux-image-cloud-arm64" ;;
 amd64-trixie)
 	suite=trixie kernel_from=trixie-backports
 	kernel_pkgs="linux-image-cloud-amd64 linux-headers-cloud-amd64"
@@ -57,11 +62,19 @@ amd64-bullseye)
 	suite=bullseye
 	kernel_pkgs="linux-image-cloud-amd64 linux-headers-cloud-amd64"
 	src_pkgs=linux-source-5.10 ;;
-*) echo "image.sh: unknown kind $kind (amd64, arm64, amd64-trixie, amd64-bullseye)" >&2; exit 2 ;;
+*) echo "image.sh: unknown kind $kind (amd64, arm64, arm64-min, amd64-trixie, amd64-bullseye)" >&2; exit 2 ;;
 esac
 build_pkgs="dkms make gcc libc6-dev initramfs-tools xz-utils patch"
 # Bump when the steps below (or image-foreign.sh's) change what a root holds.
 RECIPE=1
+# arm64-min: no build tools; busybox for its initramfs, make for run=check.
+# extract_recipe is its RECIPE, bumped when image-extract.sh changes what
+# its root holds (in the key of that kind only).
+extract_recipe=
+if [ "$kind" = arm64-min ]; then
+	build_pkgs="busybox-static make"
+	extract_recipe=1
+fi
 
 . "$here/vm-lib.sh"
 
@@ -83,7 +96,7 @@ kernel_versions() {
 
 key=$(printf '%s\n' "recipe=$RECIPE" "arch=$arch$([ "$kind" = "$arch" ] || echo " kind=$kind")" "$base_pkgs" "$kernel_pkgs" "$build_pkgs" \
 	${kernel_from:+"with the $suite kernel"} ${src_pkgs:+"$src_pkgs"} \
-	"$(kernel_versions)" | sha256sum | cut -c1-12)
+	${extract_recipe:+"extract-recipe=$extract_recipe"} "$(kernel_versions)" | sha256sum | cut -c1-12)
 root=$cache/$kind/rootfs-$key
 if [ -f "$root/.tailfix-complete" ]; then
 	echo "$root"
@@ -157,6 +170,8 @@ if [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; then
 	chroot "$tmp" apt-get clean
 	cleanup
 	mounts=()
+elif [ "$kind" = arm64-min ]; then
+	"$here/image-extract.sh" "$arch" "$tmp" "$base_pkgs,$(echo $kernel_pkgs $build_pkgs | tr ' ' ,)" >&2
 else
 	# Foreign architecture: first stage here, second stage inside the guest.
 	"$here/image-foreign.sh" "$arch" "$tmp" "$base_pkgs" "$kernel_pkgs $build_pkgs" >&2

@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # stage.sh KIND: make a bootable guest disk with this checkout installed
-# (KIND: amd64, arm64 or amd64-trixie, see image.sh; amd64-debug is the
-# amd64 root with the debug kernel of debug-kernel.sh installed).
+# (KIND: amd64, arm64, arm64-min or amd64-trixie, see image.sh; amd64-debug
+# is the amd64 root with the debug kernel of debug-kernel.sh installed).
 # Prints the path of the disk image.  Steps:
 #   1. a copy of the cached base root (image.sh);
 #   2. the package copied to /usr/src/ena-tcp-tailfix-VERSION and installed
 #      with dkms add/build/install for every kernel of the image -- the real
-#      dkms.conf, as a user runs it; the build log is kept next to the image;
+#      dkms.conf, as a user runs it; the build log is kept next to the image
+#      (arm64-min, a root without dkms or a compiler: cross-built on this
+#      host and installed where DKMS installs them, see stage_cross);
 #   3. the tests, helper tools and benchmarks under /opt/tailfix;
 #   4. an ext4 disk made from that tree (mke2fs -d, nothing mounted).
 # TAILFIX_STAGE_DEB=1 (amd64 only; for tests/pkg_lifecycle.sh): steps 2 and
@@ -160,8 +162,80 @@ stage_deb_root() {
 	log "TAILFIX_STAGE_DEB: ${deb#"$work"} on the disk, not installed"
 }
 
+# ena_opt_in: what `ena-tcp-tailfix ena enable` writes, so that the
+# package's ena is installed and the one modprobe loads.
+ena_opt_in() {
+	echo ENA_DRIVER=tailfix >"$work/etc/ena-tcp-tailfix.conf"
+	install -D -m 0755 "$top/ena/ena-load" "$work/usr/lib/ena-tcp-tailfix/ena-load"
+	mkdir -p "$work/etc/modprobe.d"
+	printf '%s\n' '# Written by `ena-tcp-tailfix ena enable`, removed by `ena-tcp-tailfix ena disable`.' \
+		'install ena /usr/lib/ena-tcp-tailfix/ena-load $CMDLINE_OPTS' \
+		>"$work/etc/modprobe.d/ena-tcp-tailfix-ena.conf"
+}
+
+# stage_cross (arm64-min, image.sh: an unpacked root without dkms or a
+# compiler): each module cross-built here for each kernel of the root by
+# the probe DKMS runs (scripts/build-modules.sh --probe, the same sources
+# and flags; ARCH and CROSS_COMPILE from the environment), against the
+# arm64 headers scripts/deps.sh unpacks, and put where DKMS puts it
+# (updates/dkms; ena opted in as above), then the root's depmod.  The
+# headers go into the root too, with the /lib/modules/KVER/build and source
+# links, as on any host where DKMS installed the package: tests read kernel
+# facts from them (lib.sh tsq_fault_taint: which taint flag a fault sets);
+# nothing builds in this guest.  Nothing is emulated.  The probe's results are kept in $cache/KIND/modules with
+# their key, so an unchanged checkout is not built again.  A module that
+# does not build is left out with its reason, as DKMS does; none building
+# fails the stage.  (The DKMS install itself is judged in the full arm64
+# guest of make check-full.)
+stage_cross() {
+	local k hdrs dir m n l h
+
+	kernels=$(ls "$work/lib/modules" | grep -E "${TAILFIX_STAGE_KERNELS:-.}") ||
+		{ log "no kernel in the $kind root matches '${TAILFIX_STAGE_KERNELS:-.}'"; exit 1; }
+	: >"$dkmslog"
+	ena_opt_in
+	for k in $kernels; do
+		hdrs=$cache/arm64/headers/usr/src/linux-headers-$k
+		[ -f "$hdrs/.tailfix-ready" ] || "$top/scripts/deps.sh" arm64-headers >&2 || true
+		[ -f "$hdrs/.tailfix-ready" ] || {
+			log "no arm64 headers of $k (the root's kernel) under $cache/arm64/headers:" \
+			    "scripts/deps.sh arm64-headers unpacks those of this host's apt lists (apt-get update?)"
+			exit 1
+		}
+		log "cross-building the package for $k"
+		(export ARCH=arm64 KDIR=$hdrs
+			[ "$(uname -m)" = aarch64 ] || export CROSS_COMPILE=aarch64-linux-gnu-
+			"$top/scripts/build-modules.sh" --probe "$k" "$cache/$kind/modules" >>"$dkmslog" 2>&1) ||
+			{ tail -20 "$dkmslog" >&2; log "the cross build for $k failed"; exit 1; }
+		dir=$cache/$kind/modules/$k
+		n=0
+		mkdir -p "$work/lib/modules/$k/updates/dkms"
+		while read -r verdict m reason; do
+			if [ "$verdict" = ok ]; then
+				cp "$dir/$m.ko" "$work/lib/modules/$k/updates/dkms/"
+				n=$((n + 1))
+			else
+				log "$m skipped for $k: $reason"
+			fi
+			echo "$verdict $m $reason" >>"$dkmslog"
+		done <"$dir/result"
+		[ "$n" -gt 0 ] || { log "no module builds for $k (log: $dkmslog)"; exit 1; }
+		depmod -b "$work" -a "$k"
+		for l in build source; do
+			h=$(readlink "$cache/arm64/headers/lib/modules/$k/$l") && [ -d "$cache/arm64/headers$h" ] ||
+				{ log "no $l link of $k under $cache/arm64/headers"; exit 1; }
+			cp -a --reflink=auto "$cache/arm64/headers$h" "$work/usr/src/"
+			rm -f "$work$h/.tailfix-ready"
+			ln -sfn "$h" "$work/lib/modules/$k/$l"
+		done
+		log "$(cd "$work/lib/modules/$k/updates/dkms" && echo *) installed for $k"
+	done
+}
+
 if [ "$stage_deb" = 1 ]; then
 	stage_deb_root
+elif [ "$kind" = arm64-min ]; then
+	stage_cross
 elif { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 	{ [ "$arch" != amd64 ] && "$here/image-foreign.sh" --binfmt "$arch"; }; then
 	chroot_mounts
@@ -184,11 +258,7 @@ elif { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 	# The guests test this package's ena: they opt in to it as an
 	# operator does (what `ena-tcp-tailfix ena enable` writes), before
 	# DKMS builds, so that DKMS installs it.
-	echo ENA_DRIVER=tailfix >"$work/etc/ena-tcp-tailfix.conf"
-	install -D -m 0755 "$top/ena/ena-load" "$work/usr/lib/ena-tcp-tailfix/ena-load"
-	printf '%s\n' '# Written by `ena-tcp-tailfix ena enable`, removed by `ena-tcp-tailfix ena disable`.' \
-		'install ena /usr/lib/ena-tcp-tailfix/ena-load $CMDLINE_OPTS' \
-		>"$work/etc/modprobe.d/ena-tcp-tailfix-ena.conf"
+	ena_opt_in
 	chroot "$work" dkms add "ena-tcp-tailfix/$version" >>"$dkmslog" 2>&1 ||
 		{ cat "$dkmslog" >&2; log "dkms add failed"; exit 1; }
 	# The oldest kernel gets `dkms install`, as on a host where the
