@@ -6,8 +6,14 @@
 #   - ethtool -i shows our driver version, ...-tailfix<PACKAGE_VERSION>;
 #   - ena is loaded from updates/dkms, not from the in-tree kernel/ path;
 #   - under traffic, ethtool -S read in a tight loop: every counter is
-#     monotonic, every queue has tx_drop_doorbells, a queue never counts
-#     more drop-path doorbells than doorbells, and the TX packet count grows.
+#     monotonic and the TX packet count grows;
+#   - built from amzn-drivers (ethtool -i version not <running kernel
+#     release>-tailfix...): every queue has tx_drop_doorbells, listed after
+#     every other queue_ string, and never counts more drop-path doorbells
+#     than doorbells;
+#   - built from the kernel's own ena (version <kernel release>-tailfix...):
+#     no drop_doorbells string at all, as in the kernel's ena (the kernel
+#     series leaves the counter out so that no ethtool -S index moves).
 # Traffic goes only to a peer the operator names: TAILFIX_ENA_PEER=ADDR, an
 # iperf3 server reachable through the ENA interface.  Without it the traffic
 # part is skipped, with the reason.  ENA_HW_SECONDS (default 10) sets the
@@ -96,7 +102,22 @@ drop_counters() {
 	done
 	return $rc
 }
-check "each TX queue has tx_drop_doorbells <= tx_doorbells" drop_counters
+# The appended counters: no other queue_ string after the first of them
+drop_counters_last() {
+	awk '$1 !~ /^queue_/ { next }
+		$1 ~ /_drop_doorbells$/ { seen = 1; next }
+		seen { print "# after the counters: " $1; bad = 1 }
+		END { exit bad }' "$last"
+}
+if [ "${ver#"$(uname -r)"-tailfix}" != "$ver" ]; then
+	log "built from the kernel's own ena: no drop_doorbells counter expected"
+	check "no drop_doorbells string (the kernel's ena has none)" \
+		eval '! grep -q "drop_doorbells" "$last"'
+else
+	log "built from amzn-drivers: queue_N_tx_drop_doorbells expected"
+	check "each TX queue has tx_drop_doorbells <= tx_doorbells" drop_counters
+	check "the tx_drop_doorbells strings come after every other queue_ string" drop_counters_last
+fi
 
 iperf3_ok() {
 	wait "$TRAFFIC_PID" && return 0

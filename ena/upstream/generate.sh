@@ -16,10 +16,15 @@
 # The version patch of the build series (tell which build is running) has
 # no upstream form and is not touched.
 #
-# The kernel series are not generated: ena/upstream/net and net-next are
-# made on Linux 7.3.4, the build series on each kernel series' own source
-# (patches/7.3 reuses 6.12's files), and the build series alone carries the
-# drop_doorbells counter, so their diffs differ in more than form.
+# The kernel series are not generated.  Neither carries the drop_doorbells
+# counter any more, and net + net-next end in exactly the tree of the 7.3
+# build series less its version patch (tests/host/ena_upstream_series.sh
+# compares them file for file).  But ena/upstream/net and net-next are made
+# on Linux 7.3.4 and patches/7.3 reuses 6.12's files, which are made on
+# 6.12's source (other hunk offsets and context) and serve 6.12 as well:
+# generating 7.3's series from upstream would add a third copy of the same
+# patches rather than remove one, and 6.12's (like 5.10's and 6.1's) cannot
+# be generated from a 7.3.4 diff by a change of form alone.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)

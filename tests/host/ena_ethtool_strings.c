@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The ethtool -S strings of amzn-drivers' ENA driver, as the driver lists
- * them, run in user space.
+ * The ethtool -S strings of an ENA driver (amzn-drivers' or the kernel's
+ * own), as the driver lists them, run in user space.
  *
  * ena_ethtool_strings.sh preprocesses ena_ethtool.c with the kernel's own
  * build (so its #ifdefs are decided as for the module) and keeps, from the
@@ -10,14 +10,15 @@
  * they call).  That text is included here, between stand-ins for the few
  * kernel and device calls it makes.
  *
- *	ena_ethtool_strings QUEUES [e][m][s][p]
+ *	ena_ethtool_strings QUEUES [e][m][s][p][x]
  *
  * QUEUES is the adapter's max_num_io_queues; the letters are the device's
  * capabilities: ENI statistics, customer metrics (all supported), ENA SRD
- * information, an active PHC.  Prints the strings, one a line, in
- * ETHTOOL_GSTRINGS order.  Exits 1, with nothing on stdout, when the
- * driver writes more or fewer strings than ena_get_sset_count() promised,
- * or an empty or unterminated one.
+ * information, an active PHC; x adds as many XDP Tx rings as there are
+ * queues, after them (as the kernel's driver does with an XDP program).
+ * Prints the strings, one a line, in ETHTOOL_GSTRINGS order.  Exits 1,
+ * with nothing on stdout, when the driver writes more or fewer strings
+ * than ena_get_sset_count() promised, or an empty or unterminated one.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -49,6 +50,9 @@ struct ena_adapter {
 	struct ena_com_dev *ena_dev;
 	int max_num_io_queues;
 	int num_io_queues;
+	int xdp_first_ring;
+	int xdp_num_queues;
+	bool eni_stats_supported;	/* the kernel's 5.10 driver */
 	bool phc_active;
 };
 
@@ -114,19 +118,30 @@ int main(int argc, char **argv)
 	u8 *buf;
 
 	if (argc < 2 || atoi(argv[1]) < 1) {
-		fprintf(stderr, "usage: %s QUEUES [e][m][s][p]\n", argv[0]);
+		fprintf(stderr, "usage: %s QUEUES [e][m][s][p][x]\n", argv[0]);
 		return 2;
 	}
 	adapter->max_num_io_queues = atoi(argv[1]);
 	adapter->num_io_queues = adapter->max_num_io_queues;
-	if (strchr(caps, 'e'))
+	if (strchr(caps, 'x')) {
+		adapter->xdp_first_ring = adapter->num_io_queues;
+		adapter->xdp_num_queues = adapter->num_io_queues;
+	}
+	if (strchr(caps, 'e')) {
 		dev.caps |= 1u << ENA_ADMIN_ENI_STATS;
+		adapter->eni_stats_supported = true;
+	}
 	if (strchr(caps, 's'))
 		dev.caps |= 1u << ENA_ADMIN_ENA_SRD_INFO;
+	/* Drivers without customer metrics (the kernel's before 6.9) have no
+	 * ena_hw_stats_strings: ena_ethtool_strings.sh defines ENA_NO_METRICS.
+	 */
+#ifndef ENA_NO_METRICS
 	if (strchr(caps, 'm')) {
 		dev.caps |= 1u << ENA_ADMIN_CUSTOMER_METRICS;
 		dev.metrics = (1u << ARRAY_SIZE(ena_hw_stats_strings)) - 1;
 	}
+#endif
 	adapter->phc_active = strchr(caps, 'p');
 
 	count = ena_get_sset_count(&netdev, ETH_SS_STATS);

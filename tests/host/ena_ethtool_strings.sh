@@ -1,37 +1,47 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The ethtool -S strings of amzn-drivers' ENA driver with patches/amzn-2.17
-# are those of the driver as released, in the same order and at the same
-# indices, followed by queue_0_tx_drop_doorbells .. queue_<Q-1>_tx_drop_doorbells
-# and nothing else: a tool that reads the ETHTOOL_GSTATS array by index
-# reads the same counters from either driver.
+# No ethtool -S string of the kernel's own ENA driver or of amzn-drivers'
+# moves with this package's patches: a tool that reads the ETHTOOL_GSTATS
+# array by index reads the same counters from either driver.
 #
-# For every kernel with headers in 6.1 and 6.12: both sources (the release
-# tarball of ../shared/third_party, and the tree prepare-source.sh patches)
-# get amzn-drivers' own configure step, then the kernel's build preprocesses
-# ena_ethtool.c (its #ifdefs decided as for the module).  The file's string
-# tables and the functions that count and list the strings run in user space
-# (ena_ethtool_strings.c) for 1, 2 and 8 queues, with no optional device
-# statistics and with all of them (ENI, customer metrics, ENA SRD, PHC).
-# The driver must also write exactly as many strings as ena_get_sset_count()
-# promises.
-# Mutants of the patched ena_ethtool.c, each of which must fail:
+# Kernel series (ena/patches/5.10, 6.1, 6.12, 7.3): for each series with its
+# linux-source-X.Y (/usr/src or $TAILFIX_CACHE/linux-source/) and a kernel
+# build tree of that series under /lib/modules (each missing one is a
+# subtest skip with the reason), prepare-source.sh's patched ENA source
+# lists exactly the strings of the pristine one, in the same order, for 1,
+# 2 and 8 queues, without and with as many XDP Tx rings, without and with
+# the optional device statistics.  The series adds no string: the doorbell
+# fix has no counter there.  A mutant that puts queue_N_tx_drop_doorbells
+# back at the end of each Tx block must fail.
+#
+# amzn-drivers with patches/amzn-2.17: the strings of the driver as
+# released, in the same order and at the same indices, followed by
+# queue_0_tx_drop_doorbells .. queue_<Q-1>_tx_drop_doorbells and nothing
+# else.  For every kernel with headers in 6.1 and 6.12: both sources (the
+# release tarball of ../shared/third_party, and the tree prepare-source.sh
+# patches) get amzn-drivers' own configure step.  1, 2 and 8 queues, with
+# no optional device statistics and with all of them (ENI, customer
+# metrics, ENA SRD, PHC).  Mutants of the patched ena_ethtool.c, each of
+# which must fail:
 #   - the counter inside each queue's Tx block (after doorbells), as the
 #     series first had it;
 #   - the counter in the accumulated Tx list of every queue;
 #   - the appended strings listed but not counted by ena_get_sset_count().
-# Nothing of amzn-drivers is kept; everything is unpacked in a temporary
-# directory.
+#
+# How the strings are read: the kernel's build preprocesses ena_ethtool.c
+# (its #ifdefs decided as for the module); the file's string tables and the
+# functions that count and list the strings run in user space
+# (ena_ethtool_strings.c).  The driver must also write exactly as many
+# strings as ena_get_sset_count() promises.  Everything is unpacked in
+# temporary directories; nothing is kept.
 
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/ena_amzn_common.sh"
 
 require_cmd make tar patch gcc awk
-amzn_setup
 HARNESS=$TAILFIX_ROOT/tests/host/ena_ethtool_strings.c
 COUNTER=drop_doorbells
-PRISTINE=$CO/kernel/linux
 
 # The string tables and the functions that count and list the strings, from
 # the file's own part of a preprocessed ena_ethtool.c, split into top-level
@@ -67,16 +77,18 @@ function keep(t,   head, name) {
 }'
 
 # harness DIR KVER: DIR/ena/ena_ethtool.c preprocessed for KVER, its
-# extract built into DIR/strings (DIR/ena/config.h must exist)
+# extract built into DIR/strings (amzn-drivers: DIR/ena/config.h must exist;
+# the kernel's driver: DIR/ena/Kbuild)
 harness() {
-	local d=$1/ena
+	local d=$1/ena nometrics=
 
 	make -s -C "/lib/modules/$2/build" M="$d" KCFLAGS=-D__NO_FORTIFY \
 		ena_ethtool.i >"$1/i.log" 2>&1 || { cat "$1/i.log" >&2; return 1; }
 	awk "$EXTRACT" "$d/ena_ethtool.i" |
 		sed -E 's/, \.stat_offset = [^}]*\}/ }/' >"$1/extract.c" &&
 		grep -q 'ena_get_ethtool_strings' "$1/extract.c" &&
-		gcc -O1 -Wall -Werror -Wno-unused-function -I"$1" \
+		{ grep -q ena_hw_stats_strings "$1/extract.c" || nometrics=-DENA_NO_METRICS; } &&
+		gcc -O1 -Wall -Werror -Wno-unused-function -Wno-pointer-sign ${nometrics:+"$nometrics"} -I"$1" \
 			-DENA_ETHTOOL_EXTRACT='"extract.c"' -o "$1/strings" "$HARNESS" 2>"$1/cc.log" ||
 		{ cat "$1/cc.log" >&2; return 1; }
 }
@@ -93,16 +105,17 @@ expected() {
 		echo "queue_${q}_tx_$COUNTER"
 	done
 }
-# same_plus_counter REF DIR: DIR's strings are REF's plus the counter, for
-# every queue count and capability set (the first difference logged)
-same_plus_counter() {
+# compare REF DIR CAPS EXPECT: for every queue count and each capability
+# set in CAPS, DIR's strings are what "EXPECT REF-LIST QUEUES" prints (the
+# first difference logged)
+compare() {
 	local q c
 
 	for q in $QUEUES; do
-		for c in $CAPS; do
+		for c in $3; do
 			"$1/strings" "$q" "${c#-}" >"$1/ref.$q$c" &&
 				"$2/strings" "$q" "${c#-}" >"$2/out.$q$c" || return 1
-			if ! diff <(expected "$1/ref.$q$c" "$q") "$2/out.$q$c" >"$2/diff.$q$c"; then
+			if ! diff <("$4" "$1/ref.$q$c" "$q") "$2/out.$q$c" >"$2/diff.$q$c"; then
 				log "$q queues, capabilities '${c#-}': first difference:"
 				head -4 "$2/diff.$q$c" | sed 's/^/#   /'
 				return 1
@@ -110,6 +123,8 @@ same_plus_counter() {
 		done
 	done
 }
+# same_plus_counter REF DIR: DIR's strings are REF's plus the counter
+same_plus_counter() { compare "$1" "$2" "$CAPS" expected; }
 
 # mutant NAME SED DESC: the patched tree for $k with SED applied to
 # ena_ethtool.c must fail the comparison
@@ -123,28 +138,86 @@ mutant() {
 			! { harness "$m" "$k" 2>/dev/null && same_plus_counter "$ref" "$m"; }'
 }
 
-for k in "${KVERS[@]}"; do
-	ref=$TMP/pristine-$k new=$TMP/patched-$k
-	cp -r "$PRISTINE" "$ref"
-	(cd "$ref/ena" && ./configure.sh --kernel-dir "/lib/modules/$k/build" >"$ref/configure.log" 2>&1) ||
-		fail "$k: amzn-drivers' configure.sh failed (see a run with its log)"
-	check "$k: the released ena_ethtool.c, preprocessed, lists its strings in user space" harness "$ref" "$k"
+# ---- the kernel series --------------------------------------------------------
+KCAPS="- x e ex emspx"
+# same_strings REF DIR: DIR's strings are REF's
+unchanged() { cat "$1"; }
+same_strings() { compare "$1" "$2" "$KCAPS" unchanged; }
 
-	out=$(ENA_SRC=$TARBALL "$TAILFIX_ROOT/ena/prepare-source.sh" "$k" "$new" 2>&1) ||
-		fail "$k: prepare-source.sh: $out"
-	cp "$ref/ena/config.h" "$new/ena/"
-	check "$k: the patched ena_ethtool.c lists its strings in user space" harness "$new" "$k"
-	log "$k: as released, $("$ref/strings" 1 | wc -l) strings for one queue, $("$ref/strings" 8 emsp | wc -l) for 8 with every option"
-	check "$k: patched = released strings, same order, then queue_N_tx_$COUNTER for each queue (queues: $QUEUES)" \
-		same_plus_counter "$ref" "$new"
-
-	mutant in-queue "/^static const struct ena_stats ena_per_q_stats_tx_appended_strings/,/^};/{/($COUNTER)/d};
-		s/^\tENA_STAT_TX_ENTRY(doorbells),\$/&\n\tENA_STAT_TX_ENTRY($COUNTER),/" \
-		"the counter inside each queue's Tx block, after doorbells"
-	mutant accum "/^static const struct ena_stats ena_per_q_stats_tx_appended_strings/,/^};/{/($COUNTER)/d};
-		s/^\tENA_STAT_TX_ENTRY(missed_tx),\$/&\n\tENA_STAT_TX_ENTRY($COUNTER),/" \
-		"the counter in the accumulated Tx list"
-	mutant uncounted 's/ENA_PER_Q_STATS_ARRAY_TX + ENA_STATS_ARRAY_RX +$/ENA_PER_Q_STATS_ARRAY_TX + ENA_STATS_ARRAY_RX + 0 */' \
-		"the appended strings not counted by ena_get_sset_count()"
+KTMP=$(mktemp -d)
+on_exit rm -rf "$KTMP"
+CACHE=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
+for series in $(cd "$TAILFIX_ROOT/ena/patches" && echo */ | tr -d /); do
+	case $series in *[!0-9.]*) continue ;; esac
+	desc="$series: the patched ENA lists the pristine one's ethtool -S strings"
+	src=/usr/src/linux-source-$series.tar.xz
+	[ -f "$src" ] || src=$CACHE/linux-source/linux-source-$series.tar.xz
+	if [ ! -f "$src" ]; then
+		check_skip "$desc" "no linux-source-$series (/usr/src or $CACHE/linux-source)"
+		continue
+	fi
+	kv=
+	for b in /lib/modules/"$series".*/build; do
+		[ -f "$b/Makefile" ] && { kv=$(basename "$(dirname "$b")"); break; }
+	done
+	if [ -z "$kv" ]; then
+		check_skip "$desc" "no $series kernel build tree under /lib/modules to preprocess ena_ethtool.c for"
+		continue
+	fi
+	ref=$KTMP/pristine-$series new=$KTMP/patched-$series
+	mkdir -p "$ref" "$new"
+	out=$(ENA_SRC=$src "$TAILFIX_ROOT/ena/prepare-source.sh" --pristine "$kv" "$ref/ena" 2>&1) ||
+		fail "$series: prepare-source.sh --pristine: $out"
+	out=$(ENA_SRC=$ref/ena "$TAILFIX_ROOT/ena/prepare-source.sh" "$kv" "$new/ena" 2>&1) ||
+		fail "$series: prepare-source.sh: $out"
+	printf 'obj-m := ena_ethtool.o\n' | tee "$ref/ena/Kbuild" >"$new/ena/Kbuild"
+	check "$series ($kv): the pristine ena_ethtool.c, preprocessed, lists its strings in user space" \
+		harness "$ref" "$kv"
+	check "$series ($kv): the patched ena_ethtool.c lists its strings in user space" harness "$new" "$kv"
+	log "$series: $("$ref/strings" 1 | wc -l) strings for one queue, $("$ref/strings" 8 emspx | wc -l) for 8 with XDP and every option"
+	check "$desc, same order (queues: $QUEUES; capabilities: $KCAPS)" same_strings "$ref" "$new"
+	m=$KTMP/mutant-$series
+	cp -r "$new" "$m"
+	sed -i "s/^\tENA_STAT_TX_ENTRY(unmask_interrupt),\$/&\n\tENA_STAT_TX_ENTRY($COUNTER),/" "$m/ena/ena_ethtool.c"
+	check "$series: mutant, queue_N_tx_$COUNTER back at the end of each Tx block: fails" \
+		eval '! cmp -s "$m/ena/ena_ethtool.c" "$new/ena/ena_ethtool.c" &&
+			! { harness "$m" "$kv" 2>/dev/null && same_strings "$ref" "$m"; }'
 done
+
+# ---- amzn-drivers -------------------------------------------------------------
+amzn_kvers=$(ls -d /lib/modules/6.1.*/build/Makefile /lib/modules/6.12.*/build/Makefile 2>/dev/null)
+if [ -z "$("$TAILFIX_ROOT/scripts/third-party.sh" amzn)" ]; then
+	check_skip "amzn-drivers: patched = released strings, then the counter" \
+		"no amzn-drivers release tarball (../shared/third_party, or TAILFIX_AMZN_TARBALL=)"
+elif [ -z "$amzn_kvers" ]; then
+	check_skip "amzn-drivers: patched = released strings, then the counter" \
+		"no 6.1 or 6.12 kernel headers under /lib/modules"
+else
+	amzn_setup
+	PRISTINE=$CO/kernel/linux
+	for k in "${KVERS[@]}"; do
+		ref=$TMP/pristine-$k new=$TMP/patched-$k
+		cp -r "$PRISTINE" "$ref"
+		(cd "$ref/ena" && ./configure.sh --kernel-dir "/lib/modules/$k/build" >"$ref/configure.log" 2>&1) ||
+			fail "$k: amzn-drivers' configure.sh failed (see a run with its log)"
+		check "$k: the released ena_ethtool.c, preprocessed, lists its strings in user space" harness "$ref" "$k"
+
+		out=$(ENA_SRC=$TARBALL "$TAILFIX_ROOT/ena/prepare-source.sh" "$k" "$new" 2>&1) ||
+			fail "$k: prepare-source.sh: $out"
+		cp "$ref/ena/config.h" "$new/ena/"
+		check "$k: the patched ena_ethtool.c lists its strings in user space" harness "$new" "$k"
+		log "$k: as released, $("$ref/strings" 1 | wc -l) strings for one queue, $("$ref/strings" 8 emsp | wc -l) for 8 with every option"
+		check "$k: patched = released strings, same order, then queue_N_tx_$COUNTER for each queue (queues: $QUEUES)" \
+			same_plus_counter "$ref" "$new"
+
+		mutant in-queue "/^static const struct ena_stats ena_per_q_stats_tx_appended_strings/,/^};/{/($COUNTER)/d};
+			s/^\tENA_STAT_TX_ENTRY(doorbells),\$/&\n\tENA_STAT_TX_ENTRY($COUNTER),/" \
+			"the counter inside each queue's Tx block, after doorbells"
+		mutant accum "/^static const struct ena_stats ena_per_q_stats_tx_appended_strings/,/^};/{/($COUNTER)/d};
+			s/^\tENA_STAT_TX_ENTRY(missed_tx),\$/&\n\tENA_STAT_TX_ENTRY($COUNTER),/" \
+			"the counter in the accumulated Tx list"
+		mutant uncounted 's/ENA_PER_Q_STATS_ARRAY_TX + ENA_STATS_ARRAY_RX +$/ENA_PER_Q_STATS_ARRAY_TX + ENA_STATS_ARRAY_RX + 0 */' \
+			"the appended strings not counted by ena_get_sset_count()"
+	done
+fi
 ksft_finish

@@ -48,7 +48,7 @@ expect_found() { grep -q ": $2(): .*\[$3\]$" "$1"; }
 # substitution per shape where 5.10 writes its counters inline).
 MUTANTS=(
 	# the drop path calls a "doorbell" helper that returns at once
-	'noop_helper|tx_drop_doorbell|s/(\(netif_xmit_stopped\(txq\) \|\| !netdev_xmit_more\(\)\)\) \{\n\t\t)ena_ring_tx_doorbell\(tx_ring\);/$1ena_tx_drop_doorbell(tx_ring);/; s/^(static netdev_tx_t ena_start_xmit\()/static void ena_tx_drop_doorbell(struct ena_ring *tx_ring)\n{\n}\n\n$1/m'
+	'noop_helper|tx_drop_doorbell|s/(\(netif_xmit_stopped\(txq\) \|\| !netdev_xmit_more\(\)\)\)\n\t\t)ena_ring_tx_doorbell\(tx_ring\);/$1ena_tx_drop_doorbell(tx_ring);/; s/^(static netdev_tx_t ena_start_xmit\()/static void ena_tx_drop_doorbell(struct ena_ring *tx_ring)\n{\n}\n\n$1/m'
 	# the doorbell function itself returns before writing the register
 	'noop_doorbell|tx_drop_doorbell|s/(void ena_ring_tx_doorbell\(struct ena_ring \*tx_ring\)\n\{\n)/$1\tif (tx_ring)\n\t\treturn;\n/'
 	# the drop path's "descriptors are pending" made a constant false

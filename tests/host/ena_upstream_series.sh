@@ -21,11 +21,13 @@
 # $TAILFIX_CACHE/linux-source/ through apt; the kernel part is skipped
 # without it).  On a git tree of its pristine ENA directory the net patch and
 # the net-next series apply with git am, in either order, to the same end;
-# that end differs from the build series of ena/patches/7.3 (without its
-# version patch) only by the drop_doorbells counter, which the kernel series
-# leaves out; each patch is checkpatch --strict clean.  The net patch and
-# every state of the net-next series also build (W=1, no warning in the ENA
-# files) on 6.12's ENA driver against the 6.12 headers, so both bisect.
+# that end is, file for file, the end of the build series of
+# ena/patches/7.3 (without its version patch): the two forms differ only in
+# form (paths, messages); a copy with one other line changed or with the
+# drop_doorbells string back fails that comparison.  Each patch is
+# checkpatch --strict clean.  The net patch and every state of the net-next
+# series also build (W=1, no warning in the ENA files) on 6.12's ENA driver
+# against the 6.12 headers, so both bisect.
 # amzn-drivers (UPSTREAM_TREE=amzn-drivers), on a git tree of the release
 # tarball in ../shared/third_party: the same identity and Link: rules; the
 # series ends in the tree the build series of ena/patches/amzn-2.17 makes,
@@ -287,15 +289,23 @@ am_all() {
 	echo "$n"
 }
 
-# only_counter A B: B's ENA files are A's without the drop_doorbells counter
-# (its lines, and the braces of the block it joined), and nothing else
-T=$'\t'
-COUNTER_ERE="^[<>] .*drop_doorbells|^< $T$T$T$T  &tx_ring->syncp\\);\$|^< $T}\$"
-COUNTER_ERE+="|^[<>] $T    \\(netif_xmit_stopped\\(txq\\) \\|\\| !netdev_xmit_more\\(\\)\\)\\)( \\{)?\$"
-only_counter() {
-	diff -r -x '*.orig' "$1" "$2" | grep '^[<>]' >"$TMP/counter.diff"
-	sed 's/^/#   /' "$TMP/counter.diff"
-	grep -q drop_doorbells "$TMP/counter.diff" && ! grep -vE "$COUNTER_ERE" "$TMP/counter.diff" | grep -q .
+# same_tree A B: B's ENA files are A's, byte for byte (the first
+# differences logged)
+same_tree() {
+	diff -r -x '*.orig' "$1" "$2" >"$TMP/tree.diff" && return 0
+	grep '^[<>]' "$TMP/tree.diff" | head -8 | sed 's/^/#   /'
+	return 1
+}
+
+# judged_mutant NAME FILE SED DESC: the net + net-next end state with SED
+# applied to FILE must fail same_tree against the build series' tree
+judged_mutant() {
+	local m=$TMP/ref73$1 f=$2
+
+	mkdir "$m" && cp -a "$b73/$ENA_REL" "$m/ena" && sed -i "$3" "$m/ena/$f"
+	check "7.3.4: $4" \
+		eval '! cmp -s "$b73/$ENA_REL/$f" "$m/ena/$f" &&
+			! same_tree "$TMP/ref73/$ENA_REL" "$m/ena" >/dev/null'
 }
 
 # builds DIR NAME: DIR (an ENA directory) builds with W=1 against the 6.12
@@ -345,15 +355,16 @@ else
 		patch -s -p1 --fuzz=0 -d "$TMP/ref73/$ENA_REL" <"$TAILFIX_ROOT/ena/patches/7.3/$bp" || ok=0
 	done <"$TAILFIX_ROOT/ena/patches/7.3/series"
 	check "7.3.4: the build series (without its version patch) applies" test "$ok" -eq 1
-	check "7.3.4: net + net-next end in the build series' tree less the drop_doorbells counter" \
-		only_counter "$TMP/ref73/$ENA_REL" "$b73/$ENA_REL"
-	# the judge fails on a series that changes anything else
-	mkdir "$TMP/ref73m" && cp -a "$b73/$ENA_REL" "$TMP/ref73m/ena" &&
-		sed -i '0,/WRITE_ONCE(tx_ring->tx_stats.last_napi_jiffies, jiffies);/s//tx_ring->tx_stats.last_napi_jiffies = jiffies;/' \
-			"$TMP/ref73m/ena/ena_netdev.c"
-	check "7.3.4: that comparison fails on an end state with one other line changed" \
-		eval '! cmp -s "$b73/$ENA_REL/ena_netdev.c" "$TMP/ref73m/ena/ena_netdev.c" &&
-			! only_counter "$TMP/ref73/$ENA_REL" "$TMP/ref73m/ena" >/dev/null'
+	check "7.3.4: net + net-next end in the build series' tree, file for file" \
+		same_tree "$TMP/ref73/$ENA_REL" "$b73/$ENA_REL"
+	# the judge fails on an end state with one other line changed, and on
+	# one with the drop_doorbells counter back in the ethtool -S strings
+	judged_mutant m ena_netdev.c \
+		'0,/WRITE_ONCE(tx_ring->tx_stats.last_napi_jiffies, jiffies);/s//tx_ring->tx_stats.last_napi_jiffies = jiffies;/' \
+		"that comparison fails on an end state with one other line changed"
+	judged_mutant c ena_ethtool.c \
+		's/^\tENA_STAT_TX_ENTRY(unmask_interrupt),$/&\n\tENA_STAT_TX_ENTRY(drop_doorbells),/' \
+		"and on one with the drop_doorbells string back in the Tx strings"
 	if [ -n "$CHECKPATCH" ]; then
 		CP_IGNORE=UNKNOWN_COMMIT_ID
 		check "checkpatch --strict is clean on the net patch and each net-next patch (Fixes: id not looked up: no kernel history here)" \
