@@ -43,7 +43,7 @@ sed '/lbl = "netns=/d' "$CLI" >"$tmp/name-only"
 chmod +x "$tmp/name-only"
 
 # prom CLI SYSDIR OUT: OUT is the CLI's --prometheus output for SYSDIR.
-prom() { TSQ_PROBE_SYSFS=$2 TSQ_PROBE_HISTOGRAMS= "$1" --prometheus >"$3"; }
+prom() { TSQ_PROBE_SYSFS=$2 TSQ_PROBE_HISTOGRAMS='' "$1" --prometheus >"$3"; }
 check "the fake CLI differs from the real one" bash -c "! cmp -s '$CLI' '$tmp/name-only'"
 check "--prometheus on two eth0 in two namespaces: exit 0" prom "$CLI" "$tmp/sys" "$tmp/real.prom"
 prom "$tmp/name-only" "$tmp/sys" "$tmp/name-only.prom"
