@@ -56,9 +56,13 @@
 #     deb_keeps_rule.sh) is installed and purged, and the same leftover
 #     check must find the rule.  (DKMS builds nothing for it: the kernel's
 #     build link is moved aside while it is installed.)
-# Disruptive: installs and purges a package, loads and unloads modules,
-# rebuilds the initramfs.  Skips on a host where the package or any module
-# of ours is present, where ena is loaded or an ENA device is in use.
+# Disruptive (runs only with TAILFIX_DISRUPTIVE=1, require_disruptive):
+# installs and purges a package, loads and unloads modules, rebuilds the
+# initramfs; the one-boot run purges the package and puts back every module
+# it unloaded on exit.  Skips on a host where the package or any module of
+# ours is present, where ena is loaded or an ENA device is in use.  The boot
+# mode leaves its step's changes for the next boot by design, so it runs
+# only in a guest of tests/vm (tailfix.run= on the kernel command line).
 . "$(dirname "$0")/lib.sh"
 require_root
 require_disruptive "installs and purges the package, loads and unloads modules, rebuilds the initramfs"
@@ -86,6 +90,8 @@ ours_left() {
 }
 BOOT=${PKG_BOOT:-}
 case $BOOT in "" | [1-6]) ;; *) fail "PKG_BOOT=$BOOT: 1 to 6 (tests/vm/reboots.sh)" ;; esac
+[ -z "$BOOT" ] || grep -qw 'tailfix\.run=[^ ]*' /proc/cmdline ||
+	skip "PKG_BOOT=$BOOT outside a tests/vm guest: the boot mode leaves its changes for the next boot"
 if [ "${BOOT:-1}" = 1 ]; then
 	left=$(ours_left)
 	[ -z "$left" ] || skip "not a host without the package: $(echo $left)"
@@ -97,7 +103,6 @@ ena_in_use && skip "ENA device in use here ($ENA_IN_USE): not touching its drive
 INTREE=$(ls /lib/modules/"$KREL"/kernel/drivers/net/ethernet/amazon/ena/ena.ko* 2>/dev/null | head -1)
 [ -n "$INTREE" ] || skip "$KREL has no ena module of its own"
 [ -e "/lib/modules/$KREL/build" ] || skip "no headers for $KREL (/lib/modules/$KREL/build): DKMS would build nothing"
-require_disruptive "installs, opts in, opts out and purges $PKG; loads and unloads its modules and ena; rebuilds the initramfs"
 
 dmesg_mark
 TMP=$(mktemp -d)
