@@ -260,8 +260,8 @@ if [ -n "$BOOT" ]; then
 	1)
 		check "boot 1: nothing of ours on the disk" [ -z "$(ours_left)" ]
 		echo ena >>/etc/initramfs-tools/modules
-		step initramfs update-initramfs -u -k all
-		check "boot 1: every initramfs rebuilt to load ena at boot" [ $? -eq 0 ]
+		step initramfs update-initramfs -u -k "$KREL"
+		check "boot 1: $KREL's initramfs rebuilt to load ena at boot" [ $? -eq 0 ]
 		cp "$DEB" "$TMP/"
 		step install apt_q install --no-install-recommends "$TMP/${DEB##*/}"
 		check "boot 1: apt-get install ./${DEB##*/} succeeded" [ $? -eq 0 ]
@@ -292,6 +292,10 @@ if [ -n "$BOOT" ]; then
 		check "boot 4: the kernel upgrade (apt-get install of $up's headers) succeeded" [ $? -eq 0 ]
 		check "boot 4: DKMS installed the package for $up from the headers' hook" \
 			grep -q ': installed' <<<"$(dkms status "$NAME/$VER" -k "$up" 2>&1)"
+		# $up's image is on the disk already (stage.sh): its initramfs is
+		# built here, as the image package's postinst would build it.
+		step initramfs-up update-initramfs -u -k "$up"
+		check "boot 4: $up's initramfs rebuilt (ena in it, as at boot 1)" [ $? -eq 0 ]
 		check "boot 4: $up has an initramfs" [ -s "/boot/initrd.img-$up" ]
 		;;
 	5)
