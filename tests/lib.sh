@@ -229,6 +229,7 @@ mutants_setup() {
 	! why=$(mutants_unavailable) || skip "$why"
 	MUT_SRC=$(ls -d /usr/src/ena-tcp-tailfix-*/ | tail -1)
 	MUT_KDIR=/lib/modules/$(uname -r)/build
+	MUT_PREBUILT=$TESTS_DIR/mutants/prebuilt/$(uname -r)
 	MUT_INSTALLED=$(modinfo -n "$MUT_MOD") || fail "modinfo -n $MUT_MOD"
 	# mutant_run unloads MOD: one the host had loaded is reloaded after
 	module_return_on_exit "$MUT_MOD"
@@ -254,12 +255,21 @@ mutants_unavailable() {
 # mutant_build N [PATCH...]: MUT_DIR copied from the DKMS source, each PATCH
 # applied to the copy (default: $MUT_PATCHES/mutantN.patch; none for N=0,
 # the real module), built: the module in $MUT_TMP/mN.ko.  A patch that no
-# longer applies fails the build and says so.
+# longer applies fails the build and says so.  On a staged guest disk the
+# same build may have been made at staging (tests/vm/mutant-prebuild.sh, the
+# same source and patches by their hash): then that module is taken.
 mutant_build() {
-	local n=$1 log=$MUT_TMP/build.$1 p
+	local n=$1 log=$MUT_TMP/build.$1 p k
 
 	shift
 	[ $# -gt 0 ] || [ "$n" = 0 ] || set -- "$MUT_PATCHES/mutant$n.patch"
+	if [ -d "$MUT_PREBUILT" ] &&
+		k=$("$TESTS_DIR/vm/mutant-prebuild.sh" key "$MUT_SRC" "$MUT_DIR" "$@") &&
+		[ -f "$MUT_PREBUILT/$k.ko" ]; then
+		log "$MUT_MOD $n: built at staging from the same source and patches ($MUT_PREBUILT/$k.ko)"
+		cp "$MUT_PREBUILT/$k.ko" "$MUT_TMP/m$n.ko"
+		return
+	fi
 	rm -rf "$MUT_TMP/b" && mkdir -p "$MUT_TMP/b" &&
 		cp -r "$MUT_SRC/$MUT_DIR" "$MUT_SRC/dkms.conf" "$MUT_TMP/b/" || return 1
 	: >"$log"

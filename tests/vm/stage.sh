@@ -310,6 +310,32 @@ elif { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 		done
 		rm -f "$work/tmp/amzn-drivers.tar.xz"
 	fi
+	# Test builds the guest would compile under emulation, made here in
+	# the same root (tests/vm/mutant-prebuild.sh; taken by the tests only
+	# when source and patches hash the same).  TAILFIX_STAGE_MUTANTS: DIR/
+	# NAME of tests/mutants/DIR/NAME.patch (DIR/real: the module without
+	# a patch), space-separated; "all": every tsq_probe and dctcp patch and
+	# both real modules (the mutant runs of check-full).  Default:
+	# tsq_probe's initfail (tsq_probe_initfail.sh, tsq_probe_iface.sh).
+	if [ "$arch" = amd64 ]; then
+		mut=${TAILFIX_STAGE_MUTANTS-tsq_probe/initfail}
+		[ "$mut" != all ] || mut="tsq_probe/real dctcp/real $(cd "$top/tests/mutants" &&
+			ls tsq_probe/*.patch dctcp/*.patch | sed 's/\.patch$//')"
+		for k in $kernels; do
+			for p in $mut; do
+				case ${p%%/*} in
+				tsq_probe) d=tsq_probe ;;
+				dctcp) d=tcp_dctcp_fixed ;;
+				*) log "TAILFIX_STAGE_MUTANTS: $p: not tsq_probe/NAME or dctcp/NAME"; exit 1 ;;
+				esac
+				patch=$work/usr/src/$pkg/tests/mutants/$p.patch
+				[ "${p#*/}" != real ] || patch=
+				"$top/tests/vm/mutant-prebuild.sh" build "$work" "/usr/src/$pkg" "$d" "$d" "$k" \
+					/tmp/tailfix-prebuilt $patch >>"$dkmslog" 2>&1 ||
+					log "test build $p for $k failed (log: $dkmslog): the guest builds it"
+			done
+		done
+	fi
 	for m in "${mounts[@]}"; do umount -l "$m"; done
 	mounts=()
 else
@@ -330,6 +356,10 @@ mkdir -p "$work/opt/tailfix/tests/tools"
 cp "$cache/$arch/tools/"* "$work/opt/tailfix/tests/tools/"
 if [ -d "$work/var/tmp/tailfix-amzn" ]; then
 	mv "$work/var/tmp/tailfix-amzn" "$work/opt/tailfix/amzn"
+fi
+if [ -d "$work/tmp/tailfix-prebuilt" ]; then
+	rm -rf "$work/opt/tailfix/tests/mutants/prebuilt"
+	mv "$work/tmp/tailfix-prebuilt" "$work/opt/tailfix/tests/mutants/prebuilt"
 fi
 mkdir -p "$work/results"
 
