@@ -66,8 +66,11 @@ lists() {
 	setl QUICK_612_TESTS "guest check:6.12" &&
 	setl QUICK_MUTANTS "mutant check:6.12" &&
 	QUICK_612_RUN=tests:$(sed 's/^,//; s/,$//' <<<"$QUICK_612_TESTS,$QUICK_MUTANTS") &&
-	# make check's 7.x guest (check-full runs the suite there).
+	# make check's 7.x guest (check-full runs the suite there), and the
+	# mutants of the 7.x guests (after its tests in make check, a boot of
+	# their own in check-full).
 	setl NEWEST_TESTS "guest check:7.x" &&
+	setl NEWEST_MUTANTS "mutant $col:7.x" &&
 	setl DEBUG_TESTS "guest $col:debug" &&
 	# The arm64 guest, and the tests that boot alone there (2 vCPUs,
 	# single-threaded TCG: run.sh says why not multi-threaded).
@@ -90,12 +93,13 @@ print_lists() {
 	echo "$1 suite (run=check): $SUITE"
 	if [ "$1" = quick ]; then
 		echo "$1 amd64 6.12: $QUICK_612_RUN"
-		echo "$1 amd64-trixie 7.x: tests:$NEWEST_TESTS"
+		echo "$1 amd64-trixie 7.x: tests:$(sed 's/,$//' <<<"$NEWEST_TESTS,$NEWEST_MUTANTS")"
 		echo "$1 amd64-debug: tests:$DEBUG_TESTS"
 		echo "$1 arm64: tests:$ARM64_TESTS"
 	else
 		echo "$1 amd64 smp: tests:$SMP_TESTS"
 		echo "$1 amd64 mutants: tests:$MUTANT_TESTS"
+		echo "$1 amd64-trixie 7.x mutants: tests:$NEWEST_MUTANTS"
 		echo "$1 amd64 pkg: tests:$PKG_TESTS"
 		echo "$1 amd64-debug: tests:$DEBUG_TESTS"
 		echo "$1 arm64: tests:$ARM64_TESTS"
@@ -279,6 +283,8 @@ guest() {
 			boot "$kind" "$img" "$k" "tests:$SMP_TESTS" "" "$k ($arch, 2 vCPU single-threaded TCG)"
 		[ "$mode" = full ] && [ "$kind" = amd64 ] && [ "$run" = check ] &&
 			boot "$kind" "$img" "$k" "tests:$MUTANT_TESTS" "" "$k ($arch, mutants)"
+		[ "$mode" = full ] && [ "$kind" = amd64-trixie ] && [[ $k == 7.* ]] && [ -n "$NEWEST_MUTANTS" ] &&
+			boot "$kind" "$img" "$k" "tests:$NEWEST_MUTANTS" "" "$k ($arch, mutants)"
 		[ "$kind" = arm64 ] && [ "$run" != bench ] && [ -n "$ARM64_SINGLE_TESTS" ] &&
 			TAILFIX_VM_CPUS=2 TAILFIX_VM_ACCEL=tcg,thread=single \
 			boot "$kind" "$img" "$k" "tests:$ARM64_SINGLE_TESTS" "" "$k ($arch, 2 vCPU single-threaded TCG)"
@@ -372,12 +378,16 @@ quick|full)
 	# package is installed on trixie's 6.12 and goes to the 7.x through
 	# the kernel-upgrade path.  check-full boots both kernels with the
 	# whole suite; make check boots the 7.x with NEWEST_TESTS.
+	# (the test builds its tests and mutants take: made at staging)
+	export TAILFIX_STAGE_MUTANTS="tsq_probe/initfail dctcp/real dctcp/mutant9"
 	if [ "$mode" = full ]; then
 		guest amd64-trixie check
 	else
 		# (no amzn-drivers builds: ena_amzn_load.sh is not among them)
-		TAILFIX_STAGE_AMZN='^$' guest amd64-trixie "tests:$NEWEST_TESTS" "" '^7\.'
+		TAILFIX_STAGE_AMZN='^$' guest amd64-trixie \
+			"tests:$(sed 's/,$//' <<<"$NEWEST_TESTS,$NEWEST_MUTANTS")" "" '^7\.'
 	fi
+	unset TAILFIX_STAGE_MUTANTS
 	# The debug guest: check-full builds its kernel when it is not cached
 	# (about 30 min on 2 cores, more than make check's hour on a fresh
 	# machine leaves); make check runs it when it is cached (make
