@@ -55,10 +55,23 @@ static int push_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	int flags = (int)regs_get_kernel_argument(regs, 1);
 	int nonagle = (int)regs_get_kernel_argument(regs, 3);
 
+	/* MSG_MORE becomes a local TCP_NAGLE_CORK in tcp_push(), not tp->nonagle. */
+	if ((flags & TSQ_MSG_HOLD) || (nonagle & TCP_NAGLE_CORK))
+		stat_inc(ST_APP_HOLDS);
+	/*
+	 * Nothing of sk below TCP: tcp_push() cannot autocork (that needs a
+	 * completion to come, tcp_should_autocork()), and no completion has
+	 * gone by unseen: any that comes before the return is of a segment
+	 * this push sent, judged by the tcp_wfree() hook as it runs.  The
+	 * return handler would find nothing: skip it (the kretprobe's return
+	 * trampoline and bookkeeping are most of its cost).  Request/response
+	 * traffic mostly writes with nothing below.
+	 */
+	if (!tsq_data_below(refcount_read(&sk->sk_wmem_alloc)))
+		return 1;
 	d->sk = sk;
 	d->snd_nxt = READ_ONCE(tcp_sk(sk)->snd_nxt);
 	d->throttled = test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags);
-	/* MSG_MORE becomes a local TCP_NAGLE_CORK in tcp_push(), not tp->nonagle. */
 	d->app_holds = (flags & TSQ_MSG_HOLD) || (nonagle & TCP_NAGLE_CORK);
 	return 0;
 }
@@ -78,11 +91,9 @@ static int push_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 		stat_inc(ST_AUTOCORK);
 		tsq_cork_start(sk, write_seq);
 	}
-	if (d->app_holds) {
-		/* The application asked to hold: its next write sends it. */
-		stat_inc(ST_APP_HOLDS);
+	/* The application asked to hold: its next write sends it. */
+	if (d->app_holds)
 		return 0;
-	}
 	/* Corked, but the last completion has already gone by? */
 	if (tsq_stall_hint(sk, refcount_read(&sk->sk_wmem_alloc)))
 		tsq_suspect(sk);
