@@ -23,10 +23,8 @@ import argparse
 import socket
 import struct
 import sys
-import threading
-import time
 
-from dctcp_fixed_alpha import TCP_CC_INFO, TCP_INFO, setcc
+from dctcp_fixed_alpha import TCP_INFO, setcc, stream_sampled
 from rpc_common import listen, role_parser
 
 TI_LEN = 280
@@ -74,31 +72,7 @@ def client(a):
     s = socket.socket()
     setcc(s, a.cc)
     s.connect((a.server, a.port))
-    stop = time.monotonic() + a.secs
-    buf = b'x' * (1 << 16)
-    sent = [0]
-
-    def pump():
-        while time.monotonic() < stop:
-            sent[0] += s.send(buf)
-
-    th = threading.Thread(target=pump)
-    th.start()
-    t0 = time.monotonic()
-    rows = []
-    while th.is_alive():
-        ti = s.getsockopt(socket.IPPROTO_TCP, TCP_INFO, 104)
-        ci = s.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 20)
-        ssthresh, cwnd = struct.unpack_from('II', ti, 76)
-        enabled, _, alpha = struct.unpack_from('HHI', ci, 0) \
-            if len(ci) >= 8 else (0, 0, 0)
-        rows.append('%.3f %d %d %d %d %d' % ((time.monotonic() - t0) * 1e3,
-                                             ti[1], cwnd, ssthresh, alpha,
-                                             enabled))
-        time.sleep(0.0002)
-    th.join()
-    with open(a.samples, 'w') as f:
-        f.write('\n'.join(rows) + '\n')
+    sent = stream_sampled(s, a.secs, a.samples)
     s.shutdown(socket.SHUT_WR)
     got = b''
     while len(got) < 8:
@@ -109,8 +83,8 @@ def client(a):
     d = tcp_info(s)
     s.close()
     rcvd = struct.unpack('!Q', got)[0] if len(got) == 8 else -1
-    result(a.result, 'snd', dict(sent=sent[0], delivered_bytes=rcvd, **d))
-    return 0 if rcvd == sent[0] else 1
+    result(a.result, 'snd', dict(sent=sent, delivered_bytes=rcvd, **d))
+    return 0 if rcvd == sent else 1
 
 
 def packets(path):

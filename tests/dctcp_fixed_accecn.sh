@@ -142,18 +142,7 @@ fi
 # under emulation is outside a within-flow spread, see
 # dctcp_fixed_alpha.sh): it fails only when the second pair is outside on
 # the same side.
-again=""
-if [ "$rc_f" -eq 0 ] && [ "$rc_i" -eq 0 ] && ! cmp_num "$diff" "<=" "$band"; then
-	side=$(awk -v a="$fm" -v b="$im" 'BEGIN { print (a > b) ? "above" : "below" }')
-	again="first pair: dctcp_fixed $fm, in-tree $im, |difference| $diff > band $band; "
-	log "alpha outside the band: measuring a second pair"
-	pair
-	side2=$(awk -v a="${fm:-0}" -v b="${im:-0}" 'BEGIN { print (a > b) ? "above" : "below" }')
-	if cmp_num "$diff" "<=" "$band" || [ "$side2" != "$side" ]; then
-		again="${again}second pair agrees; "
-		diff=0
-	fi
-fi
+alpha_second_pair "alpha" pair
 
 check "control: in-tree dctcp flow ran, every byte delivered, reductions cwnd*(1-alpha/2)" test "$rc_i" -eq 0
 check "dctcp_fixed flow ran, every byte delivered, reductions cwnd*(1-alpha/2)" test "$rc_f" -eq 0
@@ -168,7 +157,7 @@ marks() {
 	done
 }
 check "CE marks received and fed back to the sender, for both" marks
-check "sender: alpha equals in-tree dctcp's within the samples' spread (${again}|difference| $diff, band $band)" \
+check "sender: alpha equals in-tree dctcp's within the samples' spread (${AGAIN}|difference| $diff, band $band)" \
 	cmp_num "$diff" "<=" "$band"
 log "dctcp_fixed counters over its flow: ecn_reductions +$(stat_delta "$FX" ecn_reductions), ce_change_acks +$(stat_delta "$FX" ce_change_acks), prior_run_acks +$(stat_delta "$FX" prior_run_acks)"
 check "sender: dctcp_fixed's CE-caused reductions counted" test "$(stat_delta "$FX" ecn_reductions)" -gt 0

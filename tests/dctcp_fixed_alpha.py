@@ -41,17 +41,19 @@ def sink(port, cc, ready):
         pass
 
 
-def send(host, port, cc, seconds, out):
-    s = socket.socket()
-    setcc(s, cc)
-    s.connect((host, int(port)))
+def stream_sampled(s, seconds, out):
+    """Stream on the connected socket s for SECONDS from a thread, while
+    this one samples s's TCP_INFO and TCP_CC_INFO into OUT, one line per
+    0.2 ms: "t_ms ca_state cwnd ssthresh alpha enabled".  Returns the bytes
+    sent."""
     stop = time.monotonic() + float(seconds)
     buf = b'x' * (1 << 16)
+    sent = [0]
 
     def pump():
         try:
             while time.monotonic() < stop:
-                s.sendall(buf)
+                sent[0] += s.send(buf)
         except OSError:
             pass
 
@@ -64,16 +66,24 @@ def send(host, port, cc, seconds, out):
         ci = s.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 20)
         ca_state = ti[1]
         ssthresh, cwnd = struct.unpack_from('II', ti, 76)
-        enabled, ce, alpha = struct.unpack_from('HHI', ci, 0) if len(ci) >= 8 \
+        enabled, _, alpha = struct.unpack_from('HHI', ci, 0) if len(ci) >= 8 \
             else (0, 0, 0)
         rows.append('%.3f %d %d %d %d %d' % ((time.monotonic() - t0) * 1e3,
                                              ca_state, cwnd, ssthresh, alpha,
                                              enabled))
         time.sleep(0.0002)
     th.join()
-    s.close()
     with open(out, 'w') as f:
         f.write('\n'.join(rows) + '\n')
+    return sent[0]
+
+
+def send(host, port, cc, seconds, out):
+    s = socket.socket()
+    setcc(s, cc)
+    s.connect((host, int(port)))
+    stream_sampled(s, seconds, out)
+    s.close()
 
 
 def batch_se(xs, k=10):
