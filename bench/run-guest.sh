@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # run-guest.sh OUTDIR: every benchmark, inside one guest run (make bench).
-# BENCH_ONLY=tsq|tsq_cost|dctcp (TAILFIX_GUEST_ENV): that benchmark alone;
+# BENCH_ONLY=tsq|tsq_cost|dctcp|dctcp_delack (TAILFIX_GUEST_ENV): that
+# benchmark alone;
 # BENCH_ONLY=tsq_cost_icount (only then: a guest booted with
 # TAILFIX_VM_ICOUNT=1, see tsq_cost_icount.sh).
 # taint-expected: N (tsq_bench.sh's fault runs: tsq_probe taints TAINT_TEST)
@@ -19,5 +20,8 @@ if [ "${BENCH_ONLY:-}" = tsq_cost_icount ]; then
 fi
 if want dctcp && [ -x ./dctcp_rpc.sh ]; then
 	SECS=${DCTCP_BENCH_SECS:-20} ROUNDS=${DCTCP_BENCH_ROUNDS:-5} ./dctcp_rpc.sh "$1/dctcp" || rc=1
+fi
+if want dctcp_delack; then
+	./dctcp_delack.sh "$1/dctcp-delack" || rc=1
 fi
 exit $rc

@@ -14,7 +14,9 @@
 #
 # Cases (--case): delack (2a), ce-pattern (2b), trace (2c), sender (2d),
 # ece-cwnd (the kernel sends; ECE on the ACKs of --ece-pattern must never
-# raise its cwnd or ssthresh).
+# raise its cwnd or ssthresh), delayed-rpc (bench/dctcp_delack.sh: the
+# peer is an RPC server whose receiver delays ACKs the classic way; the
+# kernel's client times each RPC).
 #
 # The kernel's own state is read without timing guesses: its delayed-ACK
 # counter (TcpExtDelayedACKs, /proc/PID/net/netstat of the kernel-side app,
@@ -359,7 +361,7 @@ class KInfo:
 # ---- the TCP under test --------------------------------------------------------
 
 APP = r'''
-import os, socket, sys
+import os, socket, sys, time
 mode, cc, port, arg = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 def setcc(s):
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
@@ -385,7 +387,9 @@ else:
     c = socket.socket(); setcc(c)
     print('ready', os.getpid(), flush=True)
     c.connect((host, port))
+    lat = []
     for _ in range(int(rounds)):
+        t0 = time.monotonic_ns()
         c.sendall(b'q' * int(req))
         got = 0
         while got < 100:
@@ -393,6 +397,9 @@ else:
             if not d:
                 sys.exit(0)
             got += len(d)
+        lat.append((time.monotonic_ns() - t0) // 1000)
+    if mode == 'rpcclient':
+        print('lat', ','.join(str(x) for x in lat), flush=True)
     print('done', flush=True)
     c.recv(1)
 '''
@@ -719,6 +726,49 @@ def case_sender(pe, rounds, req, mss):
     return flights
 
 
+def case_delayed_rpc(pe, rounds, req, mss, reply_pat, delack):
+    """The peer as a classic RPC server behind a delayed-ACK receiver
+    (RFC 1122 4.2.3.2, RFC 5681 4.2; no quick ACK for a CWR-marked
+    segment, which Linux peers give since 4.18): an ACK for every second
+    full-sized segment, a lone one held DELACK seconds, and the whole
+    request answered at once by the reply (100 bytes, the ACK on it), ECE
+    on the reply as reply_pat says, cyclically.  The kernel's client
+    times each RPC.  Returns the rounds whose request waited for a held
+    ACK (the delayed-ACK timer fired)."""
+    if sender_handshake(pe, mss) is None:
+        return None
+    held = 0
+    for r in range(rounds):
+        start = pe.rcv_nxt
+        unacked = 0         # full-sized segments not ACKed yet
+        timer = None        # when the held ACK goes
+        waited = False
+        while ((pe.rcv_nxt - start) & 0xffffffff) < req:
+            p = pe.recv(timer if timer is not None else
+                        time.monotonic() + 5)
+            if p is None:
+                if timer is None:
+                    raise Timeout('request data')
+                pe.ack_now()
+                unacked, timer, waited = 0, None, True
+                continue
+            if not p.plen:
+                continue
+            if ((pe.rcv_nxt - start) & 0xffffffff) >= req:
+                break
+            unacked += 1 if p.plen >= mss else 0
+            if unacked >= 2:
+                pe.ack_now()
+                unacked, timer = 0, None
+            elif timer is None:
+                timer = time.monotonic() + delack
+        held += waited
+        ece = reply_pat[r % len(reply_pat)] == '1'
+        pe.send(pe.data(b'R' * REPLY,
+                        flags=F_ACK | F_PSH | (F_ECE if ece else 0)))
+    return held
+
+
 def case_ece_cwnd(pe, rounds, req, mss, reply_pat, mid_pat):
     """The kernel sends requests of req bytes; the peer ACKs every segment
     on its own (ECE on those ACKs as mid_pat says, cyclically) except the
@@ -869,6 +919,8 @@ def main():
     ap.add_argument('--mss', type=int, default=1000)
     ap.add_argument('--reply-ece', default='1')
     ap.add_argument('--mid-ece', default='0')
+    ap.add_argument('--delack-ms', type=float, default=40,
+                    help='delayed-rpc: how long a lone segment waits')
     ap.add_argument('--mutant', default='', help='no-cwr: the self-test of '
                     'the counter check, must fail delack and trace')
     a = ap.parse_args()
@@ -889,6 +941,27 @@ def main():
                 pe.send(pe.frame(F_RST | F_ACK))
             app.kill()
         return 0 if ok else 1
+    if a.case == 'delayed-rpc':
+        pe.myport, pe.kport = a.kport, None
+        app = start_app(a, 'rpcclient', '%s:%d:%d' % (a.pip, a.req,
+                                                      a.trials))
+        try:
+            held = case_delayed_rpc(pe, a.trials, a.req, a.mss,
+                                    a.reply_ece, a.delack_ms / 1000)
+            # (the client's times come once it has read the last reply)
+            lat = app.stdout.readline().split()
+        except Timeout as e:
+            log('timed out waiting for: %s' % e)
+            held, lat = None, []
+        finally:
+            if pe.kport is not None:
+                pe.send(pe.frame(F_RST | F_ACK))
+            app.kill()
+        if held is None or len(lat) != 2 or lat[0] != 'lat':
+            return 1
+        print('RESULT cc=%s rpcs=%d held=%d lat_us=%s' %
+              (a.cc, a.trials, held, lat[1]))
+        return 0
     if a.case == 'sender':
         # the kernel connects to us: our port is --kport, its port ephemeral
         pe.myport, pe.kport = a.kport, None
