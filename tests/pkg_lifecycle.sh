@@ -78,8 +78,6 @@ CONF=/etc/$NAME.conf
 INITRD=/boot/initrd.img-$KREL
 
 [ -f "$DEB" ] || skip "no $DEB (a guest disk staged with TAILFIX_STAGE_DEB=1 has it)"
-st=$(dpkg-query -W -f '${Status}' "$PKG" 2>/dev/null)
-[ -z "$st" ] || [ "$st" = "unknown ok not-installed" ] || skip "$PKG is on this host already ($st)"
 # ours_left: every path of ours on this host, one a line.
 ours_left() {
 	find /lib/modules/*/updates /lib/modules/*/extra \( -name 'tsq_probe.ko*' \
@@ -92,7 +90,10 @@ BOOT=${PKG_BOOT:-}
 case $BOOT in "" | [1-6]) ;; *) fail "PKG_BOOT=$BOOT: 1 to 6 (tests/vm/reboots.sh)" ;; esac
 [ -z "$BOOT" ] || grep -qw 'tailfix\.run=[^ ]*' /proc/cmdline ||
 	skip "PKG_BOOT=$BOOT outside a tests/vm guest: the boot mode leaves its changes for the next boot"
+# (the later boots of the boot mode find it installed by boot 1)
 if [ "${BOOT:-1}" = 1 ]; then
+	st=$(dpkg-query -W -f '${Status}' "$PKG" 2>/dev/null)
+	[ -z "$st" ] || [ "$st" = "unknown ok not-installed" ] || skip "$PKG is on this host already ($st)"
 	left=$(ours_left)
 	[ -z "$left" ] || skip "not a host without the package: $(echo $left)"
 	for m in tsq_probe tcp_dctcp_fixed ena; do

@@ -12,7 +12,9 @@
 # with debugfs), as a host's boot loader would:
 #   boots 1-4 KVER, boots 5-6 UPGRADE_KVER (boot 4 installs its headers).
 # Each boot is judged by run.sh; the sequence stops at the first failed
-# boot (the later steps start from its state).  The scratch copy goes.
+# boot (the later steps start from its state).  The scratch copy goes,
+# unless TAILFIX_REBOOTS_KEEP=1 (its path is printed); TAILFIX_REBOOTS_FROM=N
+# with TAILFIX_REBOOTS_DISK=PATH (a kept copy) resumes the sequence there.
 # Last line: "RESULT reboots amd64 PASS FAIL SKIP" summed over the boots.
 set -uo pipefail
 
@@ -23,13 +25,24 @@ BOOTS=6
 command -v debugfs >/dev/null || { echo "reboots.sh: debugfs (e2fsprogs) is missing" >&2; echo "RESULT reboots amd64 0 1 0"; exit 1; }
 [ -f "$img" ] || { echo "reboots.sh: no disk $img" >&2; echo "RESULT reboots amd64 0 1 0"; exit 1; }
 
-scratch=$cache/amd64/reboots-$$.img
+from=${TAILFIX_REBOOTS_FROM:-1}
+case $from in [1-6]) ;; *) echo "reboots.sh: TAILFIX_REBOOTS_FROM=$from: 1 to 6" >&2; echo "RESULT reboots amd64 0 1 0"; exit 1 ;; esac
+scratch=${TAILFIX_REBOOTS_DISK:-$cache/amd64/reboots-$$.img}
+[ "$from" = 1 ] || [ -f "$scratch" ] ||
+	{ echo "reboots.sh: resuming at boot $from needs TAILFIX_REBOOTS_DISK (a kept copy)" >&2; echo "RESULT reboots amd64 0 1 0"; exit 1; }
 boot=$(mktemp -d)
-cleanup() { rm -rf "$boot" "$scratch" "${scratch%.img}.lock"; }
+cleanup() {
+	rm -rf "$boot" "${scratch%.img}.lock"
+	if [ "${TAILFIX_REBOOTS_KEEP:-0}" = 1 ]; then
+		echo "reboots.sh: the disk is kept: $scratch" >&2
+	else
+		rm -f "$scratch"
+	fi
+}
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-cp --sparse=always "$img" "$scratch" || { echo "RESULT reboots amd64 0 1 0"; exit 1; }
+[ "$from" != 1 ] || cp --sparse=always "$img" "$scratch" || { echo "RESULT reboots amd64 0 1 0"; exit 1; }
 
 # from_disk FILE: copy /boot/FILE out of the scratch disk into $boot.
 from_disk() {
@@ -39,7 +52,7 @@ from_disk() {
 }
 
 p=0 f=0 s=0
-for n in $(seq 1 $BOOTS); do
+for n in $(seq "$from" $BOOTS); do
 	k=$kver
 	[ "$n" -gt 4 ] && k=$up
 	if ! from_disk "vmlinuz-$k" || ! from_disk "initrd.img-$k"; then
