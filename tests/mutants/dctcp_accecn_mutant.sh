@@ -5,5 +5,9 @@
 # real module rebuilt must pass it.  For the 7.x guest, the kernel line
 # with Accurate ECN (net.ipv4.tcp_ecn=3); the other mutants' subjects are
 # judged by check-full's runs of dctcp_mutants.sh in 6.1 and 6.12.
-# Disruptive (dctcp_mutants.sh's switch and restore).
-DCTCP_MUTANTS=9 exec "$(dirname "$0")/dctcp_mutants.sh"
+# Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says
+# why); dctcp_mutants.sh puts the real module back at exit.
+. "$(dirname "$0")/../lib.sh"
+require_root
+require_disruptive "replaces the installed tcp_dctcp_fixed module"
+DCTCP_MUTANTS=9 exec "$TESTS_DIR/mutants/dctcp_mutants.sh"
