@@ -414,7 +414,7 @@ quick|full)
 	;;
 demo)
 	rm -rf "$top/out/demo"
-	TAILFIX_STAGE_AMZN='^$' guest amd64 demo "$top/out/demo" '^6\.1\.'
+	TAILFIX_STAGE_AMZN='^$' TAILFIX_STAGE_MUTANTS='' guest amd64 demo "$top/out/demo" '^6\.1\.'
 	for d in "$top"/out/demo/*/demo; do
 		[ -f "$d/summary.txt" ] || continue
 		bench/tsq_plot.sh "$d" >/dev/null 2>&1 || true
@@ -423,6 +423,7 @@ demo)
 	done
 	;;
 bench)
+	export TAILFIX_STAGE_MUTANTS=	# (no test builds: no test runs)
 	guest amd64 bench "$top/bench/results" '^6\.1\.'
 	# tsq_probe's cost counted in guest instructions (QEMU -icount, one
 	# vCPU: bench/tsq_cost_icount.sh), 6.1 and 6.12 amd64.  Not arm64:
