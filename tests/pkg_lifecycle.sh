@@ -242,9 +242,11 @@ booted_ena() {
 	intree) fsv=$(modinfo -F srcversion "$INTREE" 2>/dev/null) ;;
 	esac
 	log "ena loaded at boot: srcversion '$sv' version '$v' taint '$t'; the $1 file's srcversion '$fsv'"
-	[ -n "$sv" ] && [ "$sv" = "$fsv" ] || return 1
+	# (an in-tree module has a srcversion only with CONFIG_MODULE_SRCVERSION_ALL,
+	# which Debian's kernels do not set: both are empty then)
+	[ "$sv" = "$fsv" ] || return 1
 	case $1 in
-	ours) [[ $v == *"-tailfix$VER" ]] && [[ $t == *O* ]] ;;
+	ours) [ -n "$sv" ] && [[ $v == *"-tailfix$VER" ]] && [[ $t == *O* ]] ;;
 	intree) [[ $v != *-tailfix* ]] && [[ $t != *O* ]] ;;
 	esac
 }
