@@ -22,7 +22,8 @@ img=$1 kver=$2 up=$3 resdir=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
 BOOTS=6
-command -v debugfs >/dev/null || { echo "reboots.sh: debugfs (e2fsprogs) is missing" >&2; echo "RESULT reboots amd64 0 1 0"; exit 1; }
+command -v debugfs >/dev/null && command -v e2fsck >/dev/null ||
+	{ echo "reboots.sh: debugfs or e2fsck (e2fsprogs) is missing" >&2; echo "RESULT reboots amd64 0 1 0"; exit 1; }
 [ -f "$img" ] || { echo "reboots.sh: no disk $img" >&2; echo "RESULT reboots amd64 0 1 0"; exit 1; }
 
 from=${TAILFIX_REBOOTS_FROM:-1}
@@ -44,6 +45,13 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 [ "$from" != 1 ] || cp --sparse=always "$img" "$scratch" || { echo "RESULT reboots amd64 0 1 0"; exit 1; }
 
+# disk_settled: the scratch disk's journal replayed (a guest powers off
+# without unmounting), so that debugfs reads what the last boot wrote, not
+# metadata still in the journal.  e2fsck exits 0 or 1 on a usable disk.
+disk_settled() {
+	e2fsck -fy "$scratch" >"$boot/e2fsck.log" 2>&1
+	[ $? -le 1 ] || { echo "# reboots.sh: e2fsck of the scratch disk: $(tail -1 "$boot/e2fsck.log")" >&2; return 1; }
+}
 # from_disk FILE: copy /boot/FILE out of the scratch disk into $boot.
 from_disk() {
 	rm -f "$boot/$1"
@@ -55,7 +63,7 @@ p=0 f=0 s=0
 for n in $(seq "$from" $BOOTS); do
 	k=$kver
 	[ "$n" -gt 4 ] && k=$up
-	if ! from_disk "vmlinuz-$k" || ! from_disk "initrd.img-$k"; then
+	if ! disk_settled || ! from_disk "vmlinuz-$k" || ! from_disk "initrd.img-$k"; then
 		f=$((f + 1))
 		break
 	fi
