@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # What the DCTCP benchmarks share (bench/dctcp_rpc.sh, bench/dctcp_delack.sh):
 # percentiles of latency files and ratios with their confidence intervals.
 
