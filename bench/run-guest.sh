@@ -4,7 +4,9 @@
 # BENCH_ONLY=tsq|tsq_cost|dctcp|dctcp_delack (TAILFIX_GUEST_ENV): that
 # benchmark alone;
 # BENCH_ONLY=tsq_cost_icount (only then: a guest booted with
-# TAILFIX_VM_ICOUNT=1, see tsq_cost_icount.sh).
+# TAILFIX_VM_ICOUNT=1, see tsq_cost_icount.sh); BENCH_ONLY=tsq_cost_parts
+# the same with one arm per tsq_probe part emptied or left out
+# (bench/cost-parts/*.patch), three rounds.
 # taint-expected: N (tsq_bench.sh's fault runs: tsq_probe taints TAINT_TEST)
 cd "$(dirname "$0")" || exit 1
 rc=0
@@ -17,6 +19,10 @@ if want tsq_cost; then
 fi
 if [ "${BENCH_ONLY:-}" = tsq_cost_icount ]; then
 	./tsq_cost_icount.sh "$1/tsq-cost-icount" || rc=1
+fi
+if [ "${BENCH_ONLY:-}" = tsq_cost_parts ]; then
+	TSQ_COST_ROUNDS=3 TSQ_COST_ARMS="off tp $(ls cost-parts/*.patch | sed 's|cost-parts/|part-|; s|\.patch$||' | tr '\n' ' ')" \
+		./tsq_cost_icount.sh "$1/tsq-cost-parts" || rc=1
 fi
 if want dctcp && [ -x ./dctcp_rpc.sh ]; then
 	SECS=${DCTCP_BENCH_SECS:-20} ROUNDS=${DCTCP_BENCH_ROUNDS:-5} ./dctcp_rpc.sh "$1/dctcp" || rc=1

@@ -129,13 +129,13 @@ summary_icount() {
 		for (w = 1; w <= 2; w++) {
 			W = wl[w]
 			printf "%s (%s; medians over n runs, range in brackets)\n", W, unit[W]
-			printf "  %-5s %3s %22s %9s %22s %13s %8s %13s %13s\n", "arm", "n", "throughput", "spread", "instructions/packet", "instr/" work[W], "busy %", "txc/packet", "stamps/packet"
+			printf "  %-16s %3s %22s %9s %22s %13s %8s %13s %13s\n", "arm", "n", "throughput", "spread", "instructions/packet", "instr/" work[W], "busy %", "txc/packet", "stamps/packet"
 			for (i = 1; i <= na; i++) {
 				k = W SUBSEP order[i]
 				if (!n[k])
 					continue
 				m = median(thr[k])
-				printf "  %-5s %3d %9.2f [%.2f-%.2f] %8.2f%% %9.0f [%.0f-%.0f] %13.0f %8.1f %13.3f %13.3f\n", order[i], n[k],
+				printf "  %-16s %3d %9.2f [%.2f-%.2f] %8.2f%% %9.0f [%.0f-%.0f] %13.0f %8.1f %13.3f %13.3f\n", order[i], n[k],
 				       m, lo(thr[k]), hi(thr[k]), 100 * (hi(thr[k]) - lo(thr[k])) / m,
 				       median(ipp[k]), lo(ipp[k]), hi(ipp[k]), median(ipw[k]), median(busy[k]), median(hpp[k]), median(spp[k])
 			}
@@ -144,6 +144,15 @@ summary_icount() {
 				a = order[i]; k = W SUBSEP a
 				if (a == "off" || !n[k] || !n[o])
 					continue
+				# A cost part (bench/cost-parts): what tp does beyond it.
+				if (a ~ /^part-/) {
+					t = W SUBSEP "tp"
+					if (n[t])
+						printf "  %s: tp minus this arm: %+.0f instructions per packet (%+.1f%% of off); this arm / off: %+.0f (%+.1f%%)\n", a,
+						       median(ipp[t]) - median(ipp[k]), 100 * (median(ipp[t]) - median(ipp[k])) / median(ipp[o]),
+						       median(ipp[k]) - median(ipp[o]), 100 * (median(ipp[k]) - median(ipp[o])) / median(ipp[o])
+					continue
+				}
 				r = median(thr[k]) / median(thr[o])
 				x = median(ipp[k]) - median(ipp[o])
 				pct = 100 * x / median(ipp[o])
@@ -236,6 +245,7 @@ arm() {	# arm ARM[@CLOCKSOURCE], ARM off|tp|wk|kp: put tsq_probe in that state
 	case ${1%@*} in
 	tp) modprobe tsq_probe || fail "modprobe tsq_probe" ;;
 	wk) modprobe tsq_probe wfree_attach=kprobe || fail "modprobe tsq_probe wfree_attach=kprobe" ;;
+	part-*) insmod "$MUT_TMP/m${1#part-}.ko" || fail "insmod of cost part ${1#part-}" ;;
 	kp) modprobe tsq_probe xmit_attach=kprobe wfree_attach=kprobe ||
 		fail "modprobe tsq_probe xmit_attach=kprobe wfree_attach=kprobe" ;;
 	esac
@@ -272,6 +282,16 @@ if [ -n "${TSQ_COST_CLOCKSOURCES:-}" ]; then
 	done
 fi
 echo "arms: ${arms[*]}; clocksource at the start: $CS_BEFORE" >>"$out/setup.txt"
+# part-NAME: tsq_probe with bench/cost-parts/NAME.patch, built from the DKMS
+# source (or taken from the staging's test builds: tests/lib.sh mutant_build).
+parts=$(printf '%s\n' "${arms[@]}" | sed -n 's/^part-\([^@]*\).*/\1/p' | sort -u)
+if [ -n "$parts" ]; then
+	mutants_setup tsq_probe tsq_probe tsq_probe
+	for p in $parts; do
+		mutant_build "$p" "$(dirname "$0")/cost-parts/$p.patch" || fail "cost part $p does not build"
+		echo "part-$p: $(sed -n '/^$/q; p' "$(dirname "$0")/cost-parts/$p.patch" | tr '\n' ' ')" >>"$out/setup.txt"
+	done
+fi
 narms=${#arms[@]}
 for round in $(seq 1 "$ROUNDS"); do
 	for ((i = 0; i < narms; i++)); do

@@ -314,8 +314,9 @@ elif { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 	# the same root (tests/vm/mutant-prebuild.sh; taken by the tests only
 	# when source and patches hash the same).  TAILFIX_STAGE_MUTANTS: DIR/
 	# NAME of tests/mutants/DIR/NAME.patch (DIR/real: the module without
-	# a patch), space-separated; "all": every tsq_probe and dctcp patch and
-	# both real modules (the mutant runs of check-full).  Default:
+	# a patch) or cost-parts/NAME of bench/cost-parts/NAME.patch (tsq_probe's
+	# cost parts, make bench), space-separated; "all": every tsq_probe and
+	# dctcp patch and both real modules (the mutant runs of check-full).  Default:
 	# tsq_probe's initfail (tsq_probe_initfail.sh, tsq_probe_iface.sh).
 	if [ "$arch" = amd64 ]; then
 		mut=${TAILFIX_STAGE_MUTANTS-tsq_probe/initfail}
@@ -323,12 +324,13 @@ elif { [ "$arch" = amd64 ] && [ "$(uname -m)" = x86_64 ]; } ||
 			ls tsq_probe/*.patch dctcp/*.patch | sed 's/\.patch$//')"
 		for k in $kernels; do
 			for p in $mut; do
+				patch=$work/usr/src/$pkg/tests/mutants/$p.patch
 				case ${p%%/*} in
 				tsq_probe) d=tsq_probe ;;
 				dctcp) d=tcp_dctcp_fixed ;;
-				*) log "TAILFIX_STAGE_MUTANTS: $p: not tsq_probe/NAME or dctcp/NAME"; exit 1 ;;
+				cost-parts) d=tsq_probe patch=$work/usr/src/$pkg/bench/$p.patch ;;
+				*) log "TAILFIX_STAGE_MUTANTS: $p: not tsq_probe/NAME, dctcp/NAME or cost-parts/NAME"; exit 1 ;;
 				esac
-				patch=$work/usr/src/$pkg/tests/mutants/$p.patch
 				[ "${p#*/}" != real ] || patch=
 				"$top/tests/vm/mutant-prebuild.sh" build "$work" "/usr/src/$pkg" "$d" "$d" "$k" \
 					/tmp/tailfix-prebuilt $patch >>"$dkmslog" 2>&1 ||
