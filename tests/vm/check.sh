@@ -154,12 +154,14 @@ for l in "$cache"/*/check-*-[0-9]*.lock; do
 	echo "== removing the disk of a killed run: ${l%.lock}"
 	drop_stage "$(dirname "$l")" "$(basename "$l" .lock)" && rm -f "$l"
 done
-child= prebuild= hostlane=
+child= prebuild= hostlane= beside=
 on_exit() {
 	[ -z "$child" ] || kill_tree "$child"
 	[ -z "$prebuild" ] || kill_tree "$prebuild"
 	[ -z "$hostlane" ] || kill_tree "$hostlane"
+	[ -z "$beside" ] || kill_tree "$beside"
 	wait 2>/dev/null
+	[ -z "${beside_dir:-}" ] || rm -rf "$beside_dir"
 	if [ "$own_stage" -eq 1 ]; then
 		for d in "$cache"/*/; do
 			[ -e "$d/$TAILFIX_STAGE_NAME.lock" ] || continue
@@ -190,14 +192,22 @@ add() {	# add LABEL PASS FAIL SKIP
 # stderr is redirected to); its whole output stays in OUT until the next
 # call, its exit status in LAST_RC.  In the background, so that a signal
 # reaches the traps at once.
+# (The tee reads a FIFO and is waited for by its PID: a bare `wait` would
+# also wait for the guests' second lane, see beside_start.)
 LAST= LAST_RC= OUT=$(mktemp)
 last_line() {
-	"$@" > >(tee "$OUT") 2>&1 &
+	local fifo tp
+	fifo=$(mktemp -u)
+	mkfifo "$fifo" || { LAST_RC=1 LAST=; return; }
+	tee "$OUT" <"$fifo" &
+	tp=$!
+	"$@" >"$fifo" 2>&1 &
 	child=$!
 	wait "$child"
 	LAST_RC=$?
 	child=
-	wait 2>/dev/null	# the tee
+	wait "$tp" 2>/dev/null
+	rm -f "$fifo"
 	LAST=$(tail -1 "$OUT")
 }
 
@@ -218,21 +228,31 @@ add_result() {
 	fi
 }
 
-# guest KIND RUN [RESULTS] [KERNEL-FILTER]: stage the disk, boot each kernel.
+# stage_disk KIND [KERNEL-FILTER]: stage KIND's disk (stage.sh) under its
+# stage lock, taken once by this shell and held to the end (a concurrent
+# run removes only disks whose lock is free); STAGED the disk's image.  A
+# failure is added to the summary and returned.
 # KIND: amd64, arm64 (Debian 12 with 6.1 and 6.12), amd64-trixie (Debian
 # 13 with trixie-backports' newest 7.x), amd64-bullseye (Debian 11 with
 # 5.10), see image.sh, or amd64-debug (the amd64 root with the debug
 # kernel, see stage.sh).
-guest() {
-	local kind=$1 run=$2 res=${3:-} filter=${4:-.} img k out s arch
-	arch=${kind%%-*}
+declare -A STAGE_LOCKED
+STAGED=
+# stage_lock KIND: take KIND's stage lock in this shell, once.
+stage_lock() {
+	[ -n "${STAGE_LOCKED[$1]:-}" ] && return 0
+	mkdir -p "$cache/$1"
+	vm_lock "$cache/$1/$TAILFIX_STAGE_NAME.lock" -x "stage $TAILFIX_STAGE_NAME" ||
+		{ add "$1: stage lock" 0 1 0; return 1; }
+	STAGE_LOCKED[$1]=1
+}
+stage_disk() {
+	local kind=$1 filter=${2:-.} lock s t0=$SECONDS
+	lock=$cache/$kind/$TAILFIX_STAGE_NAME.lock
+	STAGED=
 	echo "== staging the $kind guest"
 	mkdir -p "$cache/$kind"
-	if ! vm_lock "$cache/$kind/$TAILFIX_STAGE_NAME.lock" -x "stage $TAILFIX_STAGE_NAME"; then
-		add "$kind: stage lock" 0 1 0
-		return
-	fi
-	export TAILFIX_STAGE_LOCK_HELD=$cache/$kind/$TAILFIX_STAGE_NAME.lock
+	stage_lock "$kind" || return 1
 	# A foreign guest's DKMS install is emulated: stage only the kernels
 	# that boot.  The amd64 disks always carry every kernel: the first
 	# gets `dkms install`, the next ones the kernel-upgrade path (stage.sh).
@@ -243,22 +263,31 @@ guest() {
 	# The demo boots one kernel and loads only tsq_probe: stage that one.
 	[ "$mode" = demo ] && only=$filter
 	[ "${TAILFIX_STAGE_DEB:-0}" = 1 ] && only=$filter
-	local t0=$SECONDS
-	last_line env TAILFIX_STAGE_KERNELS="$only" "$here/stage.sh" "$kind"
+	last_line env TAILFIX_STAGE_LOCK_HELD="$lock" TAILFIX_STAGE_KERNELS="$only" "$here/stage.sh" "$kind"
 	echo "check.sh: staging the $kind guest took $((SECONDS - t0)) s"
-	img=$(grep -x '/.*\.img' "$OUT" | tail -1)
-	if [ "$LAST_RC" -ne 0 ] || [ -z "$img" ] || [ ! -f "$img.kernels" ]; then
+	STAGED=$(grep -x '/.*\.img' "$OUT" | tail -1)
+	if [ "$LAST_RC" -ne 0 ] || [ -z "$STAGED" ] || [ ! -f "$STAGED.kernels" ]; then
 		add "$kind: stage (dkms install)" 0 1 0
-		unset TAILFIX_STAGE_LOCK_HELD
-		return
+		STAGED=
+		return 1
 	fi
 	# The matrix: every series this mode wants of KIND must be on the disk.
 	for s in $MATRIX; do
 		[ "${s%%:*}" = "$kind" ] && [ "${TAILFIX_STAGE_DEB:-0}" != 1 ] || continue
 		s=${s#*:}
-		grep -q "^${s//./\\.}\." "$img.kernels" ||
-			add "$kind $s: kernel missing from the staged disk ($(echo $(cat "$img.kernels")))" 0 1 0
+		grep -q "^${s//./\\.}\." "$STAGED.kernels" ||
+			add "$kind $s: kernel missing from the staged disk ($(echo $(cat "$STAGED.kernels")))" 0 1 0
 	done
+	return 0
+}
+
+# boot_disk KIND IMG RUN [RESULTS] [KERNEL-FILTER]: boot each kernel of the
+# staged disk IMG that FILTER selects, with the runs of this mode.
+boot_disk() {
+	local kind=$1 img=$2 run=$3 res=${4:-} filter=${5:-.} k s arch t0
+	arch=${kind%%-*}
+	# (run.sh takes the disk's lock shared: this shell holds it)
+	export TAILFIX_STAGE_LOCK_HELD=$cache/$kind/$TAILFIX_STAGE_NAME.lock
 	# The package's life across real boots and a kernel upgrade: one
 	# scratch copy of the disk booted six times (reboots.sh).
 	if [ -n "${TAILFIX_STAGE_UPGRADE:-}" ]; then
@@ -288,6 +317,115 @@ guest() {
 			boot "$kind" "$img" "$k" "tests:$ARM64_SINGLE_TESTS" "" "$k ($arch, 2 vCPU single-threaded TCG)"
 	done 2>&1
 	unset TAILFIX_STAGE_LOCK_HELD
+}
+
+# guest KIND RUN [RESULTS] [KERNEL-FILTER]: stage the disk, boot each kernel.
+guest() {
+	stage_disk "$1" "${4:-.}" || return
+	boot_disk "$1" "$STAGED" "$2" "${3:-}" "${4:-.}"
+}
+
+# Beside: a second lane of guests.  The amd64 guests have one vCPU (run.sh
+# says why), so one of the machine's two cores is idle while one runs;
+# make check runs two of them at a time, one in the background (a lane of
+# its own), each under its own machine lock.  Its output is shown when it
+# is done, its results added to the summary then.
+# beside_start NAME CMD...: run CMD (a function of this file) in the lane.
+# beside_join: wait for it, show its output, add its results (its files
+# stay in beside_dir until the next beside_start).
+beside= beside_name= beside_dir=$cache/check-$TAILFIX_STAGE_NAME
+beside_start() {
+	beside_name=$1
+	shift
+	rm -rf "$beside_dir"
+	mkdir -p "$beside_dir"
+	(
+		summary=() total_p=0 total_f=0 total_s=0 child=
+		OUT=$(mktemp)
+		export TAILFIX_VM_LOCK=/tmp/tailfix-vm-beside.lock
+		trap '[ -z "$child" ] || kill_tree "$child"; exit 143' TERM
+		"$@"
+		[ ${#summary[@]} -eq 0 ] || printf '%s\n' "${summary[@]}" >"$beside_dir/summary"
+		echo "$total_p $total_f $total_s" >"$beside_dir/totals"
+		rm -f "$OUT"
+	) >"$beside_dir/log" 2>&1 &
+	beside=$!
+	echo "check.sh: $beside_name, beside (shown when done)"
+}
+beside_join() {
+	local l p f s
+	[ -n "$beside" ] || return 0
+	wait "$beside" 2>/dev/null
+	beside=
+	echo "== $beside_name (beside)"
+	cat "$beside_dir/log"
+	if read -r p f s 2>/dev/null <"$beside_dir/totals"; then
+		while IFS= read -r l; do
+			summary+=("$l")
+		done < <(cat "$beside_dir/summary" 2>/dev/null)
+		total_p=$((total_p + p)) total_f=$((total_f + f)) total_s=$((total_s + s))
+	else
+		add "$beside_name: no results" 0 1 0
+	fi
+}
+
+# The 7.x guest's disk: Debian 13 (image.sh amd64-trixie), the package
+# installed on trixie's 6.12 and gone to the 7.x through the kernel-upgrade
+# path; the test builds its tests and mutants take are made at staging.
+TRIXIE_MUTANTS="tsq_probe/initfail dctcp/real dctcp/mutant9"
+# make check's 7.x run: NEWEST_TESTS, then the 7.x mutants.
+newest_run() { echo "tests:$(sed 's/,$//' <<<"$NEWEST_TESTS,$NEWEST_MUTANTS")"; }
+
+# quick_guests: make check's amd64 guests, two at a time (beside_start):
+# both disks staged at once (a DKMS build in a chroot each), then the 6.1
+# guest here and the 6.12 and 7.x guests beside it.  Staging runs apart from
+# the guests: a busy host fails timing-sensitive guest tests (see the host
+# checks above); two one-vCPU guests take one core each.
+stage_newest() {
+	# (no amzn-drivers builds: ena_amzn_load.sh is not among its tests)
+	TAILFIX_STAGE_MUTANTS=$TRIXIE_MUTANTS TAILFIX_STAGE_AMZN='^$' \
+		stage_disk amd64-trixie '^7\.' && echo "$STAGED" >"$beside_dir/staged"
+}
+boot_beside() {
+	[ -z "$1" ] || boot_disk amd64 "$1" check "" '^6\.12\.'
+	[ -z "$2" ] || boot_disk amd64-trixie "$2" "$(newest_run)" "" '^7\.'
+}
+quick_guests() {
+	local amd64_img= trixie_img=
+	stage_lock amd64 && stage_lock amd64-trixie || return
+	beside_start "staging the amd64-trixie guest" stage_newest
+	stage_disk amd64 && amd64_img=$STAGED
+	beside_join
+	trixie_img=$(cat "$beside_dir/staged" 2>/dev/null)
+	rm -rf "$beside_dir"
+	if [ -n "$amd64_img$trixie_img" ]; then
+		beside_start "the 6.12 and 7.x guests" boot_beside "$amd64_img" "$trixie_img"
+		[ -z "$amd64_img" ] || boot_disk amd64 "$amd64_img" check "" '^6\.1\.'
+		beside_join
+		rm -rf "$beside_dir"
+	fi
+}
+
+# full_guests: check-full's amd64 guests, one at a time.
+full_guests() {
+	# 5.10 (Debian 11, the kernel line of Amazon Linux 2)
+	guest amd64-bullseye check
+	# (the mutant runs take their test builds from the staging)
+	TAILFIX_STAGE_MUTANTS=all guest amd64 check
+	# The package's lifecycle (install from the deb, opt in, opt out,
+	# purge) on a 6.1 disk it is not installed on, in one boot, then the
+	# same across six real boots and the upgrade to 6.12
+	# (tests/pkg_lifecycle.sh's boot mode, tests/vm/reboots.sh).  Its DKMS
+	# builds run in the guest (and the initramfs is rebuilt each time):
+	# the test's timeout and the guest's are raised to match.
+	TAILFIX_STAGE_DEB=1 TAILFIX_STAGE_AMZN='^$' TAILFIX_VM_TIMEOUT=6000 \
+		TAILFIX_GUEST_ENV="${TAILFIX_GUEST_ENV:-} TAILFIX_TEST_TIMEOUT=5400" \
+		guest amd64 "tests:$PKG_TESTS" "" '^6\.1\.'
+	TAILFIX_STAGE_DEB=1 TAILFIX_STAGE_UPGRADE='^6\.12\.' TAILFIX_STAGE_AMZN='^$' TAILFIX_VM_TIMEOUT=6000 \
+		TAILFIX_GUEST_ENV="${TAILFIX_GUEST_ENV:-} TAILFIX_TEST_TIMEOUT=5400" \
+		guest amd64 reboots "" '^6\.1\.'
+	# Both kernels of the Debian 13 disk with the whole suite.
+	TAILFIX_STAGE_MUTANTS=$TRIXIE_MUTANTS guest amd64-trixie check
 }
 
 case $mode in
@@ -349,42 +487,11 @@ quick|full)
 		tests:host host "$(uname -m)" "$cache/host"
 	set -- $LAST
 	add "host checks, $((SECONDS - t0)) s" "${4:-0}" "${5:-1}" "${6:-0}"
-	# 5.10 (Debian 11, the kernel line of Amazon Linux 2): check-full only.
-	[ "$mode" = full ] && guest amd64-bullseye check
-	# (check-full's mutant runs take their test builds from the staging)
-	if [ "$mode" = full ]; then
-		TAILFIX_STAGE_MUTANTS=all guest amd64 check
+	if [ "$mode" = quick ]; then
+		quick_guests
 	else
-		guest amd64 check
+		full_guests
 	fi
-	# check-full: the package's lifecycle (install from the deb, opt in,
-	# opt out, purge) on a 6.1 disk it is not installed on, in one boot,
-	# then the same across six real boots and the upgrade to 6.12
-	# (tests/pkg_lifecycle.sh's boot mode, tests/vm/reboots.sh).  Its DKMS
-	# builds run in the guest (and the initramfs is rebuilt each time):
-	# the test's timeout and the guest's are raised to match.
-	if [ "$mode" = full ]; then
-		TAILFIX_STAGE_DEB=1 TAILFIX_STAGE_AMZN='^$' TAILFIX_VM_TIMEOUT=6000 \
-			TAILFIX_GUEST_ENV="${TAILFIX_GUEST_ENV:-} TAILFIX_TEST_TIMEOUT=5400" \
-			guest amd64 "tests:$PKG_TESTS" "" '^6\.1\.'
-		TAILFIX_STAGE_DEB=1 TAILFIX_STAGE_UPGRADE='^6\.12\.' TAILFIX_STAGE_AMZN='^$' TAILFIX_VM_TIMEOUT=6000 \
-			TAILFIX_GUEST_ENV="${TAILFIX_GUEST_ENV:-} TAILFIX_TEST_TIMEOUT=5400" \
-			guest amd64 reboots "" '^6\.1\.'
-	fi
-	# The newest 7.x, in a Debian 13 guest (image.sh amd64-trixie): the
-	# package is installed on trixie's 6.12 and goes to the 7.x through
-	# the kernel-upgrade path.  check-full boots both kernels with the
-	# whole suite; make check boots the 7.x with NEWEST_TESTS.
-	# (the test builds its tests and mutants take: made at staging)
-	export TAILFIX_STAGE_MUTANTS="tsq_probe/initfail dctcp/real dctcp/mutant9"
-	if [ "$mode" = full ]; then
-		guest amd64-trixie check
-	else
-		# (no amzn-drivers builds: ena_amzn_load.sh is not among them)
-		TAILFIX_STAGE_AMZN='^$' guest amd64-trixie \
-			"tests:$(sed 's/,$//' <<<"$NEWEST_TESTS,$NEWEST_MUTANTS")" "" '^7\.'
-	fi
-	unset TAILFIX_STAGE_MUTANTS
 	# The debug guest: check-full builds its kernel when it is not cached
 	# (about 30 min on 2 cores, more than make check's hour on a fresh
 	# machine leaves); make check runs it when it is cached (make
