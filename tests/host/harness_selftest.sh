@@ -514,14 +514,15 @@ touch "$fq/cache/amd64/t.root/boot/vmlinuz-9.9" "$fq/cache/amd64/t.root/boot/ini
 	"$fq/cache/amd64/t.img"
 cp "$TMP/good/ktap.txt" "$TMP/good/exit" "$fq/res/"
 echo 9.9 >"$fq/res/uname"
-# The fake writes its pid where -pidfile says, the guest's /results as a tar
+# The fake locks and writes its pid where -pidfile says (as QEMU does), the guest's /results as a tar
 # onto the second -drive, prints a KTAP line a kernel message cut in two,
 # then sleeps FAKE_SLEEP seconds.
 cat >"$fq/bin/qemu-system-x86_64" <<'FAKE'
 #!/bin/bash
 while [ $# -gt 0 ]; do
 	case $1 in
-	-pidfile) echo $$ >"$2"; shift ;;
+	-pidfile) exec {pf}>>"$2" && flock -n "$pf" || { echo "cannot lock pid file $2" >&2; exit 1; }
+		echo $$ >"$2"; echo "$2" >>"${FAKE_PIDLOG:-/dev/null}"; shift ;;
 	-drive) case $2 in *snapshot=on*) ;; *) res=${2#file=}; res=${res%%,*} ;; esac; shift ;;
 	esac
 	shift
@@ -547,13 +548,33 @@ cancelled() {
 		TAILFIX_VM_LOCK="$fq/vm.lock" "$TESTS_DIR/vm/run.sh" amd64 "$fq/cache/amd64/t.img" 9.9 \
 		tests:a.sh >"$fq/out" 2>&1 &
 	local runner=$! q=
-	wait_for 20 test -s "$fq/cache/amd64/logs/qemu-t.pid" || return 1
-	q=$(cat "$fq/cache/amd64/logs/qemu-t.pid")
+	wait_for 20 test -s "$fq/cache/amd64/logs/qemu-t-vm.pid" || return 1
+	q=$(cat "$fq/cache/amd64/logs/qemu-t-vm.pid")
 	kill -0 "$q" || return 1
 	kill -TERM "$runner"
 	wait "$runner"
 	wait_for 10 eval "! kill -0 $q 2>/dev/null"
 }
 check "run.sh: a cancelled run (TERM) leaves no QEMU behind" cancelled
+# Two guests of one disk under two machine locks (make check's second lane)
+# boot side by side: each its own pid file, both judged.
+side_by_side() {
+	local l pids=()
+	: >"$fq/pidlog"
+	for l in a b; do
+		env PATH="$fq/bin:$PATH" FAKE_RES="$fq/res" FAKE_SLEEP=3 FAKE_PIDLOG="$fq/pidlog" \
+			TAILFIX_CACHE="$fq/cache" TAILFIX_VM_LOCK="$fq/vm-$l.lock" \
+			"$TESTS_DIR/vm/run.sh" amd64 "$fq/cache/amd64/t.img" 9.9 \
+			tests:a.sh,b.sh,ena_hw.sh >"$fq/out-$l" 2>&1 &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	sed 's/^/# /' "$fq/out-a" "$fq/out-b" "$fq/pidlog" | grep -E 'RESULT|pid'
+	for l in a b; do
+		tail -1 "$fq/out-$l" | grep -qx "RESULT 9.9 amd64 2 0 1" || return 1
+	done
+	[ "$(sort -u "$fq/pidlog" | wc -l)" -eq 2 ]
+}
+check "run.sh: two guests of one disk under two machine locks boot side by side, each its own QEMU pid file" side_by_side
 
 ksft_finish

@@ -14,14 +14,14 @@
 #     time allowed is TAILFIX_VM_TIMEOUT, by default computed from the
 #     per-test timeout of tests/settings: boot allowance + tests x timeout,
 #     so that a test run_tests.sh would still wait for is never cut short.
-# One guest at a time per machine (flock -w on /tmp/tailfix-vm.lock): timing
-# tests need the cores; IMG's own lock is held shared, so it is not restaged
+# One guest at a time per machine lock (flock -w on TAILFIX_VM_LOCK, default
+# /tmp/tailfix-vm.lock): timing tests need the cores; IMG's own lock is held shared, so it is not restaged
 # under a running guest.  The disk is booted with -snapshot: the image is
 # never modified (unless TAILFIX_VM_SNAPSHOT=off, below).  The guest's
 # /results are kept in RESULTS_DIR (default
 # $cache/ARCH/logs/results-NAME-KVER-RUN).  A cancelled run (INT, TERM, HUP)
-# kills its QEMU; a QEMU a killed run left behind for the same disk is
-# stopped before the next boot.
+# kills its QEMU; a QEMU a killed run left behind for the same disk and
+# machine lock is stopped before the next boot.
 # Last line: "RESULT KVER ARCH pass fail skip"; exit 0 when fail is 0.
 set -uo pipefail
 
@@ -78,8 +78,13 @@ logdir=$cache/$kind/logs
 mkdir -p "$logdir"
 tag=$name-$kver-${run%%:*}-${cpus}cpu
 console=$logdir/console-$tag.log
-pidf=$logdir/qemu-$name.pid
-tpidf=$logdir/timeout-$name.pid
+# QEMU's pid file (which it locks), monitor socket and runner files: one
+# set per disk and machine lock, so that two guests of one disk can boot
+# side by side under two locks (make check's second lane of guests).
+vmlock=${TAILFIX_VM_LOCK:-/tmp/tailfix-vm.lock}
+slot=$name-$(basename "$vmlock" .lock)
+pidf=$logdir/qemu-$slot.pid
+tpidf=$logdir/timeout-$slot.pid
 rcf=$(mktemp)
 resimg=$(mktemp "$cache/$kind/results.XXXXXX")
 unpack=$(mktemp -d)
@@ -157,18 +162,18 @@ qemu+=(-smp "$cpus" -accel "$accel" "${icount[@]}" -nographic -no-reboot -nic no
        -drive "file=$img,format=raw,if=virtio,snapshot=$snapshot"
        -drive "file=$resimg,format=raw,if=virtio"
        -pidfile "$pidf"
-       -monitor "unix:$logdir/monitor-$name.sock,server,nowait")
+       -monitor "unix:$logdir/monitor-$slot.sock,server,nowait")
 
 vm_lock "${img%.img}.lock" -s "the disk $img (being staged?)" || { echo "RESULT $kver $arch 0 1 0"; exit 1; }
 # A QEMU of this disk whose run.sh is gone was left behind by a run killed
 # outright (SIGKILL: no trap ran); it holds the machine lock: stop it.
-runf=$logdir/runner-$name.pid
+runf=$logdir/runner-$slot.pid
 if old=$(cat "$pidf" 2>/dev/null) && ours "$old" &&
 	! tr '\0' ' ' 2>/dev/null <"/proc/$(cat "$runf" 2>/dev/null)/cmdline" | grep -q 'run\.sh'; then
 	echo "# stopping QEMU $old left behind by a killed run of $img"
 	kill "$old"
 fi
-vm_lock "${TAILFIX_VM_LOCK:-/tmp/tailfix-vm.lock}" -x "the machine (another guest is running)" ||
+vm_lock "$vmlock" -x "the machine (another guest is running)" ||
 	{ echo "RESULT $kver $arch 0 1 0"; exit 1; }
 echo $$ >"$runf"
 rm -f "$pidf"
