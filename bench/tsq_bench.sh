@@ -9,8 +9,8 @@
 #   cost        closed-loop transactions/s without and with tsq_probe loaded,
 #               alternated (A B A B) to cancel drift;
 #   autocork_off the same fault, recover=0, net.ipv4.tcp_autocorking=0 in
-#               both namespaces: what operators do today instead (issue 9,
-#               2.5).  Compared with fault_r1 (autocorking on, tsq_probe
+#               both namespaces: what operators do today instead.
+#               Compared with fault_r1 (autocorking on, tsq_probe
 #               recovering) on the tail, the server's segments per request,
 #               guest CPU per request, closed-loop transactions/s
 #               (alternated rounds, "vs.txt") and a small-write stream
@@ -137,7 +137,7 @@ fi
 	    -v l="$(kv "$out/fault_r1.stats" late_cork_releases)" -v lm="$(kv "$out/fault_r1.stats" late_cork_ms)" \
 		'BEGIN { printf "fault_r1: %d requests >= 30 ms; longest cork hold %.2f ms, late cork releases (>= %d ms) %d%s\n",
 			 n, c / 1e6, lm, l, (n > 0 && l == 0 && c < 30e6) ? ": no cork held data back for 30 ms" : "" }'
-	# Recovery delay (issue 9, 2.4): p99 of recovery_delay_ns, the upper
+	# Recovery delay: p99 of recovery_delay_ns, the upper
 	# bound of the log2 bucket holding the rank, or the largest delay when
 	# that is lower (the histogram's max_ns).
 	awk '$1 == "hist" { on = ($2 == "recovery_delay_ns"); if (on) mx = $5; next }

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # tsq_cost.sh OUTDIR: what tsq_probe costs at the highest packet rate the
-# guest reaches (issue 9, 2.3), module loaded against not loaded in the same
+# guest reaches, module loaded against not loaded in the same
 # run, with the attach mechanisms side by side:
 #   off  tsq_probe not loaded;
 #   tp   loaded with its defaults (xmit_attach=auto: the net_dev_queue

@@ -15,9 +15,9 @@
 #              when its excess has no late cork and no late recovery
 #              behind it: an emulator stall, not a lost wake-up.
 # When the client cannot keep its schedule even after rr_measure's retries
-# (an emulator slower than usual: CI's fresh-cache run of 2026-12-05 ran
-# the 7.3 guest 1.7 times slower than the run before, and three runs of
-# recover=1 each fell 34 to 42 ms behind), all three runs are measured
+# (an emulator slower than usual: a CI run has run the 7.3 guest 1.7
+# times slower than the run before, and three runs of recover=1 each fell
+# 34 to 42 ms behind), all three runs are measured
 # again, once, at half the load (2 connections, the same 50 ms between
 # requests on each): logged, and the checks judge that set.
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)

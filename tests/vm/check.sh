@@ -5,7 +5,8 @@
 # check-full, demo and bench targets.
 #   quick: host checks (lint, patches, model, ENA static checks) and the
 #          kselftest suite in the amd64 guests of 6.1, 6.12 and the newest
-#          7.x (a Debian 13 guest), and in the arm64 6.1 guest (arm64-min);
+#          7.x (a Debian 13 guest; two amd64 guests at a time, see
+#          quick_guests), and in the arm64 6.1 guest (arm64-min);
 #   full:  the same on every kernel of both architectures, with the
 #          tests' full loops, plus 5.10 (a Debian 11 guest), the debug
 #          kernel, the SMP and mutant runs and the host checks of
@@ -463,8 +464,7 @@ quick|full)
 	# measure no time themselves, so they run in two lanes: lint and the
 	# checks that copy the checkout it builds in (the build flag of
 	# tests/placement) in one, the others (spatch, git am, spin,
-	# dkms: mostly one core each) beside them, shown live.  (Lanes of 727
-	# and 510 s with dkms_partial in the first: 2026-12-05.)
+	# dkms: mostly one core each) beside them, shown live.
 	lane_a=$HOST_LANE_A lane_b=$HOST_LANE_B
 	mkdir -p "$cache/host"
 	tests/run_tests.sh $lane_b >"$cache/host/lane-b.txt" 2>&1 &
