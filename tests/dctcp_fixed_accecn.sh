@@ -166,15 +166,33 @@ check "receiver: dctcp_fixed's RFC 3168 CE-change ACKs stay 0 under AccECN (the 
 
 # now P KIND: the share of edge (or plain) segments with an ACK of their own
 now() { awk -v n="$(val "$1.pcap.out" "$2_now")" -v d="$(val "$1.pcap.out" "$2")" 'BEGIN { printf "%.4f", d ? n / d : 0 }'; }
-ei=$(now "$I" edges) ef=$(now "$FX" edges) pi=$(now "$I" plain) pf=$(now "$FX" plain)
-log "segments that change the ECN codepoint with an ACK of their own: in-tree $ei of $(val "$I.pcap.out" edges), dctcp_fixed $ef of $(val "$FX.pcap.out" edges); other segments: in-tree $pi, dctcp_fixed $pf"
-# 3 binomial standard errors of the difference of the two shares
-eband=$(awk -v a="$ei" -v b="$ef" -v n="$(val "$I.pcap.out" edges)" -v m="$(val "$FX.pcap.out" edges)" \
-	'BEGIN { if (!n || !m) { print 0; exit } printf "%.4f", 3 * sqrt(a * (1 - a) / n + b * (1 - b) / m) }')
+# edge_shares: those shares of the pair in I and FX (ei ef pi pf), and
+# eband, 3 binomial standard errors of the difference of the edge shares
+edge_shares() {
+	ei=$(now "$I" edges) ef=$(now "$FX" edges) pi=$(now "$I" plain) pf=$(now "$FX" plain)
+	log "segments that change the ECN codepoint with an ACK of their own: in-tree $ei of $(val "$I.pcap.out" edges), dctcp_fixed $ef of $(val "$FX.pcap.out" edges); other segments: in-tree $pi, dctcp_fixed $pf"
+	eband=$(awk -v a="$ei" -v b="$ef" -v n="$(val "$I.pcap.out" edges)" -v m="$(val "$FX.pcap.out" edges)" \
+		'BEGIN { if (!n || !m) { print 0; exit } printf "%.4f", 3 * sqrt(a * (1 - a) / n + b * (1 - b) / m) }')
+}
+edges_as_often() { cmp_num "$ef" ">=" "$(awk -v a="$ei" -v b="$eband" 'BEGIN { print a - b }')"; }
+edge_shares
+# Whether a segment gets an ACK of its own follows the receiver's timing
+# (delayed ACKs, coalescing), which drifts between flows under emulation
+# by more than the binomial spread (seen: 0.7427 against 0.8696 with the
+# host busy, 0.8436 against 0.8134 in the same guest minutes before).  A
+# share below the allowance is measured once more, both flows again: it
+# fails only when the second pair is below it too.
+EAGAIN=
+if [ "$rc_i" -eq 0 ] && [ "$rc_f" -eq 0 ] && ! edges_as_often; then
+	EAGAIN="first pair: $ef against $ei, allowance $eband; second pair: "
+	log "change-triggered ACKs: dctcp_fixed's share below the allowance; measuring a second pair"
+	pair
+	edge_shares
+fi
 check "control: in-tree dctcp's receiver gives an ECN change an ACK of its own more often than other segments (change-triggered ACKs)" \
 	cmp_num "$ei" ">" "$pi"
-check "receiver: dctcp_fixed gives an ECN change an ACK of its own as often as in-tree dctcp ($ef against $ei, allowance $eband)" \
-	cmp_num "$ef" ">=" "$(awk -v a="$ei" -v b="$eband" 'BEGIN { print a - b }')"
+check "receiver: dctcp_fixed gives an ECN change an ACK of its own as often as in-tree dctcp (${EAGAIN}$ef against $ei, allowance $eband)" \
+	edges_as_often
 ace_ok() {
 	local p d
 	for p in "$I" "$FX"; do
