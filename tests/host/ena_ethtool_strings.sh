@@ -197,29 +197,22 @@ same_values() {
 	done
 }
 
-# mutant NAME SED DESC: the patched tree for $k with SED applied to
-# ena_ethtool.c must still build and run, and fail the comparison (a
-# mutant that does not build proves nothing)
+# mutant NAME SED DESC [values]: the patched tree for $k with SED applied
+# to ena_ethtool.c must still build and run (a mutant that does not build
+# proves nothing) and fail the comparison of the strings; with "values",
+# its strings must pass and its values fail
 mutant() {
-	local m=$TMP/mutant-$1-$k
+	local m=$TMP/mutant-$1-$k verdict outcome=fails
 
 	cp -r "$new" "$m"
 	sed -i "$2" "$m/ena/ena_ethtool.c"
-	check "$k: mutant, $3: fails" \
-		eval '! cmp -s "$m/ena/ena_ethtool.c" "$new/ena/ena_ethtool.c" &&
-			harness "$m" "$k" && ! same_plus_counter "$ref" "$m"'
-}
-# mutant_values NAME SED DESC: the same, but the strings of the mutant
-# must pass and its values fail
-mutant_values() {
-	local m=$TMP/mutant-$1-$k
-
-	cp -r "$new" "$m"
-	sed -i "$2" "$m/ena/ena_ethtool.c"
-	check "$k: mutant, $3: same strings, the values fail" \
-		eval '! cmp -s "$m/ena/ena_ethtool.c" "$new/ena/ena_ethtool.c" &&
-			harness "$m" "$k" values && same_plus_counter "$ref" "$m" &&
-			! same_values "$ref" "$m"'
+	verdict='harness "$m" "$k" && ! same_plus_counter "$ref" "$m"'
+	if [ "${4:-}" = values ]; then
+		verdict='harness "$m" "$k" values && same_plus_counter "$ref" "$m" && ! same_values "$ref" "$m"'
+		outcome="same strings, the values fail"
+	fi
+	check "$k: mutant, $3: $outcome" \
+		eval '! cmp -s "$m/ena/ena_ethtool.c" "$new/ena/ena_ethtool.c" && '"$verdict"
 }
 
 # ---- the kernel series --------------------------------------------------------
@@ -311,13 +304,13 @@ else
 			"the appended strings not counted by ena_get_sset_count()"
 		# the appended values loop of ena_get_queue_stats()
 		values_loop='/^\tfor (i = 0; i < adapter->max_num_io_queues; i++)$/,/ena_per_q_stats_tx_appended_strings);$/'
-		mutant_values in-queue-values "${values_loop}d;
+		mutant in-queue-values "${values_loop}d;
 			s/^\t\tena_get_per_queue_tx_stats(ring, \&data, true);\$/&\n\t\tena_dump_stats_for_queue(ring, ENA_PER_Q_STATS_ARRAY_TX_APPENDED, \&data, ENA_TX_STAT, ena_per_q_stats_tx_appended_strings);/" \
-			"the counter's values written inside each queue's Tx block"
-		mutant_values queue0-values "${values_loop}s/tx_ring\[i\]/tx_ring[0]/" \
-			"queue 0's counter written for every queue"
-		mutant_values unwritten-values "${values_loop}d" \
-			"the counter's values not written"
+			"the counter's values written inside each queue's Tx block" values
+		mutant queue0-values "${values_loop}s/tx_ring\[i\]/tx_ring[0]/" \
+			"queue 0's counter written for every queue" values
+		mutant unwritten-values "${values_loop}d" \
+			"the counter's values not written" values
 	done
 fi
 ksft_finish
