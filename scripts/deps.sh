@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # deps.sh [build|check|full|demo|bench|pkg|arm64-headers]: install with apt
-# what that job needs, and nothing more: `make demo` and `make bench` boot one
-# amd64 guest and need neither the arm64 tool chain nor the kernel sources
-# (the guest builds what it runs through DKMS; without a kernel source ena is
-# left out of it, which neither uses).  Already-installed packages are not
+# what that job needs, and nothing more: `make demo` boots one amd64 guest
+# and needs neither the arm64 tool chain nor the kernel sources (the guest
+# builds what it runs through DKMS; without a kernel source ena is left out
+# of it, which it does not use); `make bench` boots the amd64 guests and the
+# arm64-min guest, whose modules are cross-built: the arm64 tool chain and
+# headers too.  Already-installed packages are not
 # fetched again; apt's own progress lines are shown.
 #   pkg: what `make deb` and `make rpm` need (debhelper, dh-dkms, which
 #   provides dh-sequence-dkms, lintian, rpm's rpmbuild); check and full
@@ -39,7 +41,9 @@ pkg) want=$pkg ;;
 check) want="$check $arm64" ;;
 full) want="$check $arm64 $kbuild" ;;
 debug-kernel) want="$build $kbuild" ;;
-demo | bench) want=$guest ;;
+demo) want=$guest ;;
+# (bench counts tsq_probe's instructions in the arm64-min guest too)
+bench) want="$guest $arm64" ;;
 arm64-headers) want="$build $arm64" ;;
 *) echo "deps.sh: build|check|full|debug-kernel|demo|bench|pkg|arm64-headers" >&2; exit 2 ;;
 esac
@@ -170,7 +174,7 @@ other_source() {
 }
 
 apt_install $want
-case ${1:-check} in check|full|arm64-headers) arm64_headers ;; esac
+case ${1:-check} in check|full|bench|arm64-headers) arm64_headers ;; esac
 # (every kernel series ena/patches has a series for, whose source apt did
 # not put in /usr/src: 5.10 and 7.3 today)
 other_sources() {

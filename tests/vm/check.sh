@@ -527,12 +527,13 @@ bench)
 	export TAILFIX_STAGE_MUTANTS=	# (no test builds: no test runs)
 	guest amd64 bench "$top/bench/results" '^6\.1\.'
 	# tsq_probe's cost counted in guest instructions (QEMU -icount, one
-	# vCPU: bench/tsq_cost_icount.sh), 6.1 and 6.12 amd64.  Not arm64:
-	# icount was not tried there (its TCG guest is several times slower),
-	# and the wall-time cost run it had (2 vCPUs) spread threefold between
-	# rounds of the same arm, wider than any difference it was to show.
+	# vCPU: bench/tsq_cost_icount.sh), 6.1 and 6.12 amd64, and 6.1 arm64
+	# in the arm64-min guest (about 7 minutes; wall time there spread
+	# threefold between rounds of the same arm, instructions do not).
 	TAILFIX_VM_ICOUNT=1 TAILFIX_GUEST_ENV=BENCH_ONLY=tsq_cost_icount \
 		guest amd64 bench "$top/bench/results" '^6\.(1|12)\.'
+	TAILFIX_VM_ICOUNT=1 TAILFIX_GUEST_ENV=BENCH_ONLY=tsq_cost_icount \
+		guest arm64-min bench "$top/bench/results" '^6\.1\.'
 	# Where those instructions go: tsq_probe with one part emptied or left
 	# out per arm (bench/cost-parts, built at staging), 6.1.
 	TAILFIX_STAGE_MUTANTS="$(cd "$top/bench" && ls cost-parts/*.patch | sed 's/\.patch$//')" \
