@@ -252,7 +252,6 @@ stage_disk() {
 	lock=$cache/$kind/$TAILFIX_STAGE_NAME.lock
 	STAGED=
 	echo "== staging the $kind guest"
-	mkdir -p "$cache/$kind"
 	stage_lock "$kind" || return 1
 	# A foreign guest's DKMS install is emulated: stage only the kernels
 	# that boot.  The amd64 disks always carry every kernel: the first
@@ -329,7 +328,8 @@ guest() {
 # Beside: a second lane of guests.  The amd64 guests have one vCPU (run.sh
 # says why), so one of the machine's two cores is idle while one runs;
 # make check runs two of them at a time, one in the background (a lane of
-# its own), each under its own machine lock.  Its output is shown when it
+# its own), each under its own machine lock (TAILFIX_VM_LOCK's, and the
+# same name with -beside).  Its output is shown when it
 # is done, its results added to the summary then.
 # beside_start NAME CMD...: run CMD (a function of this file) in the lane.
 # beside_join: wait for it, show its output, add its results (its files
@@ -343,7 +343,8 @@ beside_start() {
 	(
 		summary=() total_p=0 total_f=0 total_s=0 child=
 		OUT=$(mktemp)
-		export TAILFIX_VM_LOCK=/tmp/tailfix-vm-beside.lock
+		vmlock=${TAILFIX_VM_LOCK:-/tmp/tailfix-vm.lock}
+		export TAILFIX_VM_LOCK=${vmlock%.lock}-beside.lock
 		trap '[ -z "$child" ] || kill_tree "$child"; exit 143' TERM
 		"$@"
 		[ ${#summary[@]} -eq 0 ] || printf '%s\n' "${summary[@]}" >"$beside_dir/summary"
@@ -354,16 +355,14 @@ beside_start() {
 	echo "check.sh: $beside_name, beside (shown when done)"
 }
 beside_join() {
-	local l p f s
+	local p f s
 	[ -n "$beside" ] || return 0
 	wait "$beside" 2>/dev/null
 	beside=
 	echo "== $beside_name (beside)"
 	cat "$beside_dir/log"
 	if read -r p f s 2>/dev/null <"$beside_dir/totals"; then
-		while IFS= read -r l; do
-			summary+=("$l")
-		done < <(cat "$beside_dir/summary" 2>/dev/null)
+		[ ! -f "$beside_dir/summary" ] || mapfile -t -O "${#summary[@]}" summary <"$beside_dir/summary"
 		total_p=$((total_p + p)) total_f=$((total_f + f)) total_s=$((total_s + s))
 	else
 		add "$beside_name: no results" 0 1 0
@@ -380,8 +379,8 @@ newest_run() { echo "tests:$(sed 's/,$//' <<<"$NEWEST_TESTS,$NEWEST_MUTANTS")"; 
 # quick_guests: make check's amd64 guests, two at a time (beside_start):
 # both disks staged at once (a DKMS build in a chroot each), then the 6.1
 # guest here and the 6.12 and 7.x guests beside it.  Staging runs apart from
-# the guests: a busy host fails timing-sensitive guest tests (see the host
-# checks above); two one-vCPU guests take one core each.
+# the guests: a busy host fails timing-sensitive guest tests (see why the
+# host checks run first); two one-vCPU guests take one core each.
 stage_newest() {
 	# (no amzn-drivers builds: ena_amzn_load.sh is not among its tests)
 	TAILFIX_STAGE_MUTANTS=$TRIXIE_MUTANTS TAILFIX_STAGE_AMZN='^$' \
