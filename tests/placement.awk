@@ -98,7 +98,7 @@ function rule(n,    k, col, i, p, f, want, got, allowed) {
 		want["full"] = "host"
 		allowed["flags"] = " build "
 	} else if (k == "mutant") {
-		allowed["check"] = " 6.12 7.x "
+		allowed["check"] = " 6.1 6.12 7.x "
 		allowed["full"] = " 6.1 6.12 7.x "
 		allowed["flags"] = " "
 	} else {

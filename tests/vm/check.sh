@@ -62,11 +62,14 @@ lists() {
 	# checkout (build), one after another, and the others beside them.
 	setl HOST_LANE_A "host $col:host -build" ' ' &&
 	setl HOST_LANE_B "host $col:host +build" ' ' &&
-	# make check's 6.12 guest (amd64): its tests of the suite, then the
-	# mutants that take seconds.
+	# make check's amd64 guests: 6.1 the whole suite, 6.12 its tests of
+	# it, each then its mutants (those that take seconds; in the 6.1 guest,
+	# whose lane is the shorter one, see quick_guests).
+	setl QUICK_61_MUTANTS "mutant check:6.1" &&
+	QUICK_61_RUN=tests:$(sed 's/^,//; s/,$//' <<<"$SUITE,$QUICK_61_MUTANTS") &&
 	setl QUICK_612_TESTS "guest check:6.12" &&
-	setl QUICK_MUTANTS "mutant check:6.12" &&
-	QUICK_612_RUN=tests:$(sed 's/^,//; s/,$//' <<<"$QUICK_612_TESTS,$QUICK_MUTANTS") &&
+	setl QUICK_612_MUTANTS "mutant check:6.12" &&
+	QUICK_612_RUN=tests:$(sed 's/^,//; s/,$//' <<<"$QUICK_612_TESTS,$QUICK_612_MUTANTS") &&
 	# make check's 7.x guest (check-full runs the suite there), and the
 	# mutants of the 7.x guests (after its tests in make check, a boot of
 	# their own in check-full).
@@ -93,6 +96,7 @@ print_lists() {
 	echo "$1 host lane b: $HOST_LANE_B"
 	echo "$1 suite (run=check): $SUITE"
 	if [ "$1" = quick ]; then
+		echo "$1 amd64 6.1: $QUICK_61_RUN"
 		echo "$1 amd64 6.12: $QUICK_612_RUN"
 		echo "$1 amd64-trixie 7.x: tests:$(sed 's/,$//' <<<"$NEWEST_TESTS,$NEWEST_MUTANTS")"
 		echo "$1 amd64-debug: tests:$DEBUG_TESTS"
@@ -301,8 +305,12 @@ boot_disk() {
 	fi
 	for k in $(grep -E "$filter" "$img.kernels"); do
 		local krun=$run
-		[ "$mode" = quick ] && [ "$kind" = amd64 ] && [ "$run" = check ] &&
-			[[ $k == 6.12.* ]] && krun=$QUICK_612_RUN
+		if [ "$mode" = quick ] && [ "$kind" = amd64 ] && [ "$run" = check ]; then
+			case $k in
+			6.1.*) krun=$QUICK_61_RUN ;;
+			6.12.*) krun=$QUICK_612_RUN ;;
+			esac
+		fi
 		boot "$kind" "$img" "$k" "$krun" "${res:+$res/$k}" "$k ($arch)"
 		# check-full: the SMP run of the tests that do not measure time.
 		[ "$mode" = full ] && [ "$kind" = amd64 ] && [ "$run" = check ] &&
@@ -378,7 +386,8 @@ newest_run() { echo "tests:$(sed 's/,$//' <<<"$NEWEST_TESTS,$NEWEST_MUTANTS")"; 
 
 # quick_guests: make check's amd64 guests, two at a time (beside_start):
 # both disks staged at once (a DKMS build in a chroot each), then the 6.1
-# guest here and the 6.12 and 7.x guests beside it.  Staging runs apart from
+# guest here and the 6.12 and 7.x guests beside it (the 6.1 guest also runs
+# the quick mutants: the second lane is the longer).  Staging runs apart from
 # the guests: a busy host fails timing-sensitive guest tests (see why the
 # host checks run first); two one-vCPU guests take one core each.
 stage_newest() {
