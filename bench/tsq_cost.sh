@@ -33,7 +33,8 @@
 # d_cli on, the differences over the run (from before the client starts to
 # after it ends): TcpOutSegs of the client's and the server's namespace,
 # CPU ticks not idle and all CPU ticks (/proc/stat), and the module's
-# txc_samples and txc_stamps (0 when not loaded).
+# txc_samples and txc_stamps, each times txc_sample (one skb in txc_sample
+# is timed: these estimate all of them; 0 when not loaded).
 # TSQ_COST_ICOUNT=1 (bench/tsq_cost_icount.sh, in a guest booted with
 # TAILFIX_VM_ICOUNT=1): the guest's time is its instruction count, and
 # summary.txt reports instructions per packet instead of ns (see there).
@@ -93,9 +94,9 @@ summary_wall() {	# medians per arm; ratios against off; ns per segment from the 
 # transaction); the instructions of a run are its seconds x 1e9 x the share
 # of CPU ticks not idle.  The two differ where the module changes how the
 # writes are packetised (fewer bytes per segment, more ACKs).  Loaded against off: the throughput ratio, the extra instructions
-# per packet, and those per hook hit (extra per packet / the module's timed
-# TX completions, txc_samples, per packet: the module's whole extra work,
-# xmit stamps and sendmsg probe included, per completion it timed).
+# per packet, and those per hook hit (extra per packet / the module's TX
+# completions, txc_samples x txc_sample, per packet: the module's whole
+# extra work, xmit stamps and sendmsg probe included, per completion).
 summary_icount() {
 	cat "$out/setup.txt"
 	echo "hooks per arm: $(sort -u "$out/attach.txt" | tr '\n' ';')"
@@ -261,7 +262,8 @@ st=/sys/kernel/tsq_probe/stats
 counters() {
 	echo "$(nstat_get "$NS_CLI" TcpOutSegs) $(nstat_get "$NS_SRV" TcpOutSegs)" \
 		"$(awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)" \
-		"$(kv "$st" txc_samples 2>/dev/null || :) $(kv "$st" txc_stamps 2>/dev/null || :)" |
+		"$(n=$(kv "$st" txc_sample 2>/dev/null || :); echo $(($(kv "$st" txc_samples 2>/dev/null || echo 0) * ${n:-1})) \
+			$(($(kv "$st" txc_stamps 2>/dev/null || echo 0) * ${n:-1})))" |
 		awk '{ for (i = 1; i <= 6; i++) printf "%s%.0f", (i > 1 ? " " : ""), $i + 0; print "" }'
 }
 delta() { awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); split(b, y, " "); for (i = 1; i <= n; i++) printf "%s%.0f", (i > 1 ? " " : ""), y[i] - x[i]; print "" }'; }

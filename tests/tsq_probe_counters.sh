@@ -4,6 +4,8 @@
 #  - autocork follows the kernel's own TcpExtTCPAutoCorking for the
 #    body+trailer workload, and stays 0 with single writes (no cork);
 #  - cork-hold and TX-completion clocks take samples for the holding device;
+#  - one TCP skb in txc_sample (16) gets a TX-completion clock, every one
+#    with txc_sample=1 (set at run time);
 #  - lost_wakeups, recoveries and faults_injected stay 0 without a fault;
 #  - kernel.ftrace_enabled=0 is accepted under the module, said once and
 #    counted (completions_unseen), and completions are timed again after.
@@ -49,6 +51,25 @@ check "per-device histogram for $SRV_DEV" grep -q "^hist txc_ns $SRV_DEV " "$res
 check "no lost wake-up without a fault" cmp_num "$(kv "$res/two.stats" lost_wakeups)" "==" 0
 check "no recovery without a fault" cmp_num "$(kv "$res/two.stats" recoveries)" "==" 0
 check "no fault injected" cmp_num "$(kv "$res/two.stats" faults_injected)" "==" 0
+
+# Sampling: at the default txc_sample (16) one TCP skb in 16 is stamped,
+# drawn at random; the same run with every skb stamped (txc_sample=1, set
+# at run time) gives the count to compare, within four binomial standard
+# deviations (plus 2).
+TP=/sys/module/tsq_probe/parameters/txc_sample
+n=$(cat "$TP")
+check "txc_sample defaults to 16" test "$n" = 16
+echo 1 >"$TP" || fail "txc_sample=1 at run time"
+on_exit "echo $n >$TP 2>/dev/null || :"
+echo 1 >/sys/kernel/tsq_probe/reset
+rr_run "$res/all" "${LOAD[@]}" || fail "two-write run, every skb timed"
+all=$(tsq_stat txc_stamps) drawn=$(kv "$res/two.stats" txc_stamps)
+echo "$n" >"$TP"
+log "txc_stamps: $drawn at txc_sample=$n, $all at txc_sample=1"
+check "txc_sample=1: every TCP skb timed ($all stamps, $(tsq_stat txc_samples) timed)" \
+	cmp_num "$(tsq_stat txc_samples)" ">=" "$((all * 9 / 10))"
+check "txc_sample=$n: about one stamp in $n ($drawn against $all / $n)" awk -v d="$drawn" -v a="$all" -v n="$n" \
+	'BEGIN { e = a / n; exit !(a > 0 && (d - e) ^ 2 <= (4 * sqrt(e * (1 - 1 / n)) + 2) ^ 2) }'
 
 # Negative control: one write per reply never corks.
 k0=$(autocorks)

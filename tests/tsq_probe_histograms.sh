@@ -37,7 +37,8 @@ ip netns exec "$NS_SRV" python3 "$PY" server --port "$PORT" --mode bulk --bytes 
 on_exit "kill $!"
 wait_for 20 test -e "$res/ready" || fail "bulk server did not start"
 
-modprobe tsq_probe || fail "modprobe tsq_probe"
+# Every skb timed (txc_sample=1): each device's histogram is judged, not the draw.
+modprobe tsq_probe txc_sample=1 || fail "modprobe tsq_probe txc_sample=1"
 
 # veth_link SRV_DEV CLI_DEV: a veth pair, SRV_DEV in NS_SRV, CLI_DEV in NS_CLI, up.
 veth_link() {

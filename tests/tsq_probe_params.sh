@@ -22,6 +22,10 @@ check "late_cork_ms=0 refused at load" \
 	refused_load "late_cork_ms=0 refused: must be 1..1000" late_cork_ms=0
 check "late_cork_ms=1001 refused at load" \
 	refused_load "late_cork_ms=1001 refused" late_cork_ms=1001
+check "txc_sample=0 refused at load" \
+	refused_load "txc_sample=0 refused: must be 1..65536" txc_sample=0
+check "txc_sample=65537 refused at load" \
+	refused_load "txc_sample=65537 refused" txc_sample=65537
 check "xmit_attach=ftrace refused at load" \
 	refused_load "xmit_attach=ftrace refused: must be auto, tracepoint or kprobe" xmit_attach=ftrace
 check "wfree_attach=tracepoint refused at load" \
@@ -45,6 +49,11 @@ check "late_cork_ms=abc refused at run time" refused_write $P/late_cork_ms abc
 late_ok() { echo 40 >$P/late_cork_ms && [ "$(cat $P/late_cork_ms)" = 40 ] &&
 	grep -qx "late_cork_ms 40" /sys/kernel/tsq_probe/stats && echo 20 >$P/late_cork_ms; }
 check "late_cork_ms=40 accepted, shown in stats" late_ok
+check "txc_sample=0 refused at run time" refused_write $P/txc_sample 0
+check "txc_sample=x refused at run time" refused_write $P/txc_sample x
+sample_ok() { echo 1 >$P/txc_sample && [ "$(cat $P/txc_sample)" = 1 ] &&
+	grep -qx "txc_sample 1" /sys/kernel/tsq_probe/stats && echo 16 >$P/txc_sample; }
+check "txc_sample=1 accepted, shown in stats" sample_ok
 modprobe -r tsq_probe
 
 modprobe tsq_probe fault_inject=1 || fail "modprobe tsq_probe fault_inject=1"

@@ -51,7 +51,8 @@ while True:
 on_exit "kill $!"
 wait_for 20 test -e "$res/ready" || fail "server did not start: $(tail -2 "$res/server")"
 
-modprobe tsq_probe || fail "modprobe tsq_probe"
+# Every skb timed (txc_sample=1): a pod's little traffic must give its series.
+modprobe tsq_probe txc_sample=1 || fail "modprobe tsq_probe txc_sample=1"
 [ -r "$P" ] || fail "no $P: the module has no full histograms file"
 check "$P is mode 0400 (traffic timing: root only)" test "$(stat -c %a "$P")" = 400
 

@@ -7,6 +7,7 @@
 
 #include <linux/atomic.h>
 #include <linux/netdevice.h>
+#include <linux/random.h>
 #include <linux/skbuff.h>
 #include <net/sock.h>
 #include <net/tcp.h>
@@ -55,14 +56,55 @@ atomic_t tsq_corks_open;
  */
 #define TXC_RESTACK_NS	NSEC_PER_SEC
 
+/*
+ * Which skbs get a clock: one in txc_sample, drawn from a per-CPU xorshift
+ * generator, a few instructions per skb.  Not a counter: with two flows
+ * taking turns on a CPU (request and response) every N-th skb would always
+ * be the same flow's.  An interrupt on the same CPU may reuse a draw: one
+ * skb more or less is timed, nothing else.
+ */
+static DEFINE_PER_CPU(u64, txc_rnd);
+
+void tsq_txc_seed(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		per_cpu(txc_rnd, cpu) = get_random_u64() | 1;
+}
+
+static bool txc_draw(void)
+{
+	u32 n = READ_ONCE(tsq_txc_sample);
+	u64 x;
+
+	if (n <= 1)
+		return true;
+	x = this_cpu_read(txc_rnd);
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	this_cpu_write(txc_rnd, x);
+	/* (x >> 32) * n / 2^32 is uniform over 0..n-1. */
+	return !(((x >> 32) * n) >> 32);
+}
+
 void tsq_txc_stamp(struct sk_buff *skb, struct net_device *dev)
 {
 	unsigned int idx;
 	u64 tag = slot_hash(skb, TXC_BITS, &idx);
 	u64 old = READ_ONCE(txc_table[idx]);
-	u64 t = ktime_get_ns() & TXC_TIME_MASK;
 	bool same = old && (old & ~((1ULL << SLOT_TAG_SHIFT) - 1)) == tag;
+	u64 t;
 	int dh;
+
+	/*
+	 * Drawn once per skb, at its first device: a lower device of a stack
+	 * finds the upper one's stamp (same) and carries it on.
+	 */
+	if (!same && !txc_draw())
+		return;
+	t = ktime_get_ns() & TXC_TIME_MASK;
 
 	/*
 	 * Software GSO (a device without the offload): the segments, which

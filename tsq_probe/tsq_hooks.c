@@ -643,6 +643,7 @@ unsigned long tsq_probes_missed_raw(void)
  */
 #define WATCH_MS	2000
 #define WATCH_MIN	64	/* skbs or segments: less in a period says nothing */
+#define WATCH_MIN_STAMPS 8	/* stamps that all failed to complete: not chance */
 #define WATCH_SAID_OFF		0
 #define WATCH_SAID_DESTRUCTOR	1
 
@@ -688,13 +689,15 @@ static void watch_fn(struct work_struct *work)
 	u64 stamps = watch_delta(tsq_stat_sum(ST_TXC_STAMPS), &watch_stamps);
 	u64 samples = watch_delta(tsq_stat_sum(ST_TXC_SAMPLES), &watch_samples);
 	u64 sent = watch_delta(tsq_data_segs_sent(), &watch_sent);
+	/* One skb in txc_sample is stamped: each stamp stands for n skbs. */
+	u64 n = READ_ONCE(tsq_txc_sample);
 
-	if (!samples && stamps >= WATCH_MIN) {
-		this_cpu_add(tsq_pcpu.stat[ST_TXC_UNSEEN], stamps);
+	if (!samples && stamps >= WATCH_MIN_STAMPS && stamps * n >= WATCH_MIN) {
+		this_cpu_add(tsq_pcpu.stat[ST_TXC_UNSEEN], stamps * n);
 		if (!test_and_set_bit(WATCH_SAID_OFF, &watch_said))
-			pr_warn("no TX completion timed in %u ms while %llu TCP skbs went to devices: the tcp_wfree hook is not called (kernel.ftrace_enabled=0?); completions go unchecked, counted in completions_unseen\n",
-				WATCH_MS, stamps);
-	} else if (!stamps && sent >= WATCH_MIN) {
+			pr_warn("no TX completion timed in %u ms while about %llu TCP skbs went to devices: the tcp_wfree hook is not called (kernel.ftrace_enabled=0?); completions go unchecked, counted in completions_unseen\n",
+				WATCH_MS, stamps * n);
+	} else if (!stamps && sent >= WATCH_MIN * n) {
 		if (!test_and_set_bit(WATCH_SAID_DESTRUCTOR, &watch_said))
 			pr_warn("TCP sent %llu data segments in %u ms and none reached a device with tcp_wfree (%pS) as its destructor: TCP frees its skbs through another function (a live patch?), or the xmit hook is not called; nothing is timed or checked\n",
 				sent, WATCH_MS, (void *)tsq_wfree_addr);

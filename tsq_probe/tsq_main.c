@@ -77,6 +77,7 @@ static int __init tsq_probe_init(void)
 	ret = tsq_params_check();
 	if (ret)
 		return ret;
+	tsq_txc_seed();
 	ret = tsq_hists_alloc();
 	if (ret)
 		return ret;
@@ -96,9 +97,9 @@ static int __init tsq_probe_init(void)
 	if (ret)
 		goto err_hooks;
 	tsq_watch_start();
-	pr_info("version %s loaded: recover=%d fault_inject=%d fault_mode=%s fault_ppm=%u xmit_attach=%s wfree_attach=%s%s\n",
+	pr_info("version %s loaded: recover=%d fault_inject=%d fault_mode=%s fault_ppm=%u txc_sample=%u xmit_attach=%s wfree_attach=%s%s\n",
 		TAILFIX_VERSION, tsq_recover, tsq_fault_inject,
-		tsq_fault_mode_names[tsq_fault_mode], tsq_fault_ppm,
+		tsq_fault_mode_names[tsq_fault_mode], tsq_fault_ppm, tsq_txc_sample,
 		tsq_attach_names[tsq_xmit_attach], tsq_attach_names[tsq_wfree_attach],
 		tsq_fault_completer() ? " (a kretprobe: fault_mode=completer)" : "");
 	return 0;

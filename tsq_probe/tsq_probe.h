@@ -35,6 +35,8 @@ extern bool tsq_fault_inject;
 extern int tsq_fault_mode;
 extern unsigned int tsq_fault_ppm;
 extern unsigned int tsq_late_cork_ms;
+extern unsigned int tsq_txc_sample;
+#define TSQ_TXC_SAMPLE_MAX	65536
 extern int tsq_xmit_attach;
 extern int tsq_wfree_attach;
 extern const char *const tsq_fault_mode_names[FAULT_NR];
@@ -140,6 +142,7 @@ static inline u64 slot_hash(const void *key, unsigned int bits, unsigned int *id
 
 extern atomic_t tsq_corks_open;
 
+void tsq_txc_seed(void);
 void tsq_txc_stamp(struct sk_buff *skb, struct net_device *dev);
 void tsq_txc_complete(const struct sk_buff *skb);
 void tsq_cork_start(const struct sock *sk, u32 seq);

@@ -191,6 +191,33 @@ module_param_cb(late_cork_ms, &late_cork_ms_ops, &tsq_late_cork_ms, 0644);
 MODULE_PARM_DESC(late_cork_ms, "count a cork released after waiting this long with nothing below TCP (1..1000, default 20)");
 
 /*
+ * One TCP skb in txc_sample gets a TX-completion clock, drawn at random
+ * when it reaches its first device (tsq_txc_stamp()).  The stall checks
+ * and the cork clocks see every skb whatever the value.
+ */
+unsigned int tsq_txc_sample = 16;
+
+static int txc_sample_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (kstrtouint(val, 10, &v) || v < 1 || v > TSQ_TXC_SAMPLE_MAX) {
+		pr_err("txc_sample=%s refused: must be 1..%u (time one TCP skb in N)\n",
+		       val, TSQ_TXC_SAMPLE_MAX);
+		return -EINVAL;
+	}
+	WRITE_ONCE(tsq_txc_sample, v);
+	return 0;
+}
+
+static const struct kernel_param_ops txc_sample_ops = {
+	.set = txc_sample_set,
+	.get = param_get_uint,
+};
+module_param_cb(txc_sample, &txc_sample_ops, &tsq_txc_sample, 0644);
+MODULE_PARM_DESC(txc_sample, "time the TX completion of one TCP skb in N, drawn at random (1..65536, default 16; 1: every one)");
+
+/*
  * Init's check of the load-time pair, the first thing it does: from then on
  * fault_ppm_set() refuses a fault_ppm without fault_inject=1 itself.
  */
@@ -280,6 +307,7 @@ static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr, cha
 	len += sysfs_emit_at(buf, len, "recover %d\n", READ_ONCE(tsq_recover));
 	len += sysfs_emit_at(buf, len, "fault_ppm %u\n", READ_ONCE(tsq_fault_ppm));
 	len += sysfs_emit_at(buf, len, "late_cork_ms %u\n", READ_ONCE(tsq_late_cork_ms));
+	len += sysfs_emit_at(buf, len, "txc_sample %u\n", READ_ONCE(tsq_txc_sample));
 	return len;
 }
 
