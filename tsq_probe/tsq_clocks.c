@@ -99,8 +99,10 @@ void tsq_txc_stamp(struct sk_buff *skb, struct net_device *dev)
 	int dh;
 
 	/*
-	 * Drawn once per skb, at its first device: a lower device of a stack
-	 * finds the upper one's stamp (same) and carries it on.
+	 * A lower device of a stack finds the upper one's stamp (same) and
+	 * carries it on.  An skb not drawn at its upper device is drawn again
+	 * at the lower one, and then timed from there: stacked devices' skbs
+	 * are timed a little more often, never twice.
 	 */
 	if (!same && !txc_draw())
 		return;

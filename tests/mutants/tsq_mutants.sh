@@ -18,6 +18,7 @@
 #   5  tsq_probe_pureack.sh: a pure ACK below taken for a completion to come
 #   6  tsq_probe_completer.sh: a last completion that finds TSQ_THROTTLED
 #      set trusted to wake TSQ (the completer-side race goes unseen)
+#   7  tsq_probe_counters.sh: txc_sample ignored, every TCP skb timed
 #   tests:mutants/tsq_mutants.sh   (TSQ_MUTANTS="1" to run a subset)
 # taint-expected: N (tsq_probe_bh.sh injects faults, which taints TAINT_TEST)
 . "$(dirname "$0")/../lib.sh"
@@ -37,11 +38,12 @@ declare -A CATCH=(
 	# 6: a last completion that finds TSQ_THROTTLED set trusted to wake
 	# TSQ: the completer-side lost wake-up (the flag left set) goes unseen
 	[6]=tsq_probe_completer.sh
+	[7]=tsq_probe_counters.sh	# txc_sample ignored: every TCP skb timed
 )
 # Mutant 2 differs from the real module (m0, rebuilt) only where it has the hook.
 mutant_applies() {
 	[ "$1" != 2 ] || nm "$MUT_TMP/m0.ko" | grep -qw wfree_ftrace_hit ||
 		{ echo "the real tsq_probe has no ftrace hook on this kernel: nothing to leave out"; return 1; }
 }
-mutants_judge CATCH "${TSQ_MUTANTS:-1 2 3 4 5 6}"
+mutants_judge CATCH "${TSQ_MUTANTS:-1 2 3 4 5 6 7}"
 ksft_finish
