@@ -165,56 +165,61 @@ static const struct kernel_param_ops fault_ppm_ops = {
 module_param_cb(fault_ppm, &fault_ppm_ops, &tsq_fault_ppm, 0644);
 MODULE_PARM_DESC(fault_ppm, "share of TX completions that miss TSQ_THROTTLED, in parts per million (0..1000000, needs fault_inject=1)");
 
+/* A parameter writable at run time within a range: one refusal line. */
+struct range_param {
+	unsigned int *val;
+	unsigned int min, max;
+	const char *unit;	/* for the refusal */
+};
+
+static int range_set(const char *val, const struct kernel_param *kp)
+{
+	const struct range_param *r = kp->arg;
+	unsigned int v;
+
+	if (kstrtouint(val, 10, &v) || v < r->min || v > r->max) {
+		pr_err("%s=%s refused: must be %u..%u %s\n",
+		       kp->name, val, r->min, r->max, r->unit);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*r->val, v);
+	return 0;
+}
+
+static int range_get(char *buf, const struct kernel_param *kp)
+{
+	const struct range_param *r = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*r->val));
+}
+
+static const struct kernel_param_ops range_ops = {
+	.set = range_set,
+	.get = range_get,
+};
+
 /*
  * Corked data that waited this long with nothing of its socket below TCP
  * before it left is a late cork release (see tsq_cork_stop()).
  */
 unsigned int tsq_late_cork_ms = 20;
-
-static int late_cork_ms_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int v;
-
-	if (kstrtouint(val, 10, &v) || v < 1 || v > 1000) {
-		pr_err("late_cork_ms=%s refused: must be 1..1000 milliseconds\n", val);
-		return -EINVAL;
-	}
-	WRITE_ONCE(tsq_late_cork_ms, v);
-	return 0;
-}
-
-static const struct kernel_param_ops late_cork_ms_ops = {
-	.set = late_cork_ms_set,
-	.get = param_get_uint,
+static const struct range_param late_cork_ms_param = {
+	.val = &tsq_late_cork_ms, .min = 1, .max = 1000, .unit = "milliseconds",
 };
-module_param_cb(late_cork_ms, &late_cork_ms_ops, &tsq_late_cork_ms, 0644);
+module_param_cb(late_cork_ms, &range_ops, (void *)&late_cork_ms_param, 0644);
 MODULE_PARM_DESC(late_cork_ms, "count a cork released after waiting this long with nothing below TCP (1..1000, default 20)");
 
 /*
  * One TCP skb in txc_sample gets a TX-completion clock, drawn at random
- * when it reaches its first device (tsq_txc_stamp()).  The stall checks
- * and the cork clocks see every skb whatever the value.
+ * when it reaches a device (tsq_txc_stamp()).  The stall checks and the
+ * cork clocks see every skb whatever the value.
  */
 unsigned int tsq_txc_sample = 16;
-
-static int txc_sample_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int v;
-
-	if (kstrtouint(val, 10, &v) || v < 1 || v > TSQ_TXC_SAMPLE_MAX) {
-		pr_err("txc_sample=%s refused: must be 1..%u (time one TCP skb in N)\n",
-		       val, TSQ_TXC_SAMPLE_MAX);
-		return -EINVAL;
-	}
-	WRITE_ONCE(tsq_txc_sample, v);
-	return 0;
-}
-
-static const struct kernel_param_ops txc_sample_ops = {
-	.set = txc_sample_set,
-	.get = param_get_uint,
+static const struct range_param txc_sample_param = {
+	.val = &tsq_txc_sample, .min = 1, .max = TSQ_TXC_SAMPLE_MAX,
+	.unit = "(time one TCP skb in N)",
 };
-module_param_cb(txc_sample, &txc_sample_ops, &tsq_txc_sample, 0644);
+module_param_cb(txc_sample, &range_ops, (void *)&txc_sample_param, 0644);
 MODULE_PARM_DESC(txc_sample, "time the TX completion of one TCP skb in N, drawn at random (1..65536, default 16; 1: every one)");
 
 /*
