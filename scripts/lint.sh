@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # lint.sh [KVER...]: the style and warning gate of every C file we own.
 #   - scripts/checkpatch.pl --strict --no-tree from the kernel source package
-#     (extracted once into the cache) on all our .c/.h files and patches;
+#     (scripts/checkpatch-cache.sh) on all our .c/.h files and patches;
 #   - a W=1 build of every module for each KVER (default: all kernels with
 #     headers), any compiler warning fails;
 #   - sparse (C=2) on our modules when sparse is installed;
@@ -15,20 +15,12 @@ cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
 kvers=${*:-$(ls -d /lib/modules/*/build 2>/dev/null | sed 's,/lib/modules/,,;s,/build,,')}
 rc=0
 
-cp_dir=$cache/checkpatch
-if [ ! -x "$cp_dir/scripts/checkpatch.pl" ]; then
-	tarball=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -1)
-	[ -n "$tarball" ] || { echo "lint: no /usr/src/linux-source-*.tar.xz (apt-get install linux-source-6.12)"; exit 1; }
-	mkdir -p "$cp_dir"
-	base=$(basename "$tarball" .tar.xz)
-	tar -xJf "$tarball" -C "$cp_dir" --strip-components=1 \
-		"$base/scripts/checkpatch.pl" "$base/scripts/spelling.txt" "$base/scripts/const_structs.checkpatch"
-fi
+checkpatch=$("$top/scripts/checkpatch-cache.sh") || { echo "lint: no checkpatch"; exit 1; }
 cd "$top" || exit 1
 files=$(git ls-files -co --exclude-standard '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' -not -path './out/*')
 for f in $files; do
 	case $f in ena/build-*) continue ;; esac
-	if ! out=$("$cp_dir/scripts/checkpatch.pl" --strict --no-tree --terse --show-types \
+	if ! out=$("$checkpatch" --strict --no-tree --terse --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES -f "$f" 2>&1); then
 		echo "$out" | grep -v '^total:' ; rc=1
 	fi

@@ -14,10 +14,10 @@ SRC73=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}/linux-source/linux-source-7.3
 [ -r "$SRC73" ] || skip "$SRC73 missing (scripts/deps.sh check puts it there)"
 PATCH=$(ls "$TAILFIX_ROOT"/tcp_dctcp_fixed/upstream/0001-*.patch 2>/dev/null | head -1)
 [ -n "$PATCH" ] || fail "no tcp_dctcp_fixed/upstream/0001-*.patch"
-CP=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}/checkpatch/scripts/checkpatch.pl
 
 TMP=$(mktemp -d)
 on_exit rm -rf "$TMP"
+CP=$("$TAILFIX_ROOT/scripts/checkpatch-cache.sh" 2>"$TMP/cp.err")
 tar -xJf "$SRC73" -C "$TMP" --wildcards '*/net/ipv4/tcp_dctcp.c' || fail "cannot unpack tcp_dctcp.c from $SRC73"
 base=$(ls "$TMP"/*/net/ipv4/tcp_dctcp.c)
 
@@ -52,10 +52,10 @@ checkpatch_only_sob() {
 check "the patch applies with git am to 7.3's tcp_dctcp.c, one READ_ONCE(dctcp_shift_g) left" applies "$PATCH"
 check "no From: and no *-by: line in the stored patch" no_identity "$PATCH"
 check "its subject is [PATCH net-next] tcp: dctcp: ..." net_next "$PATCH"
-if [ -x "$CP" ]; then
+if [ -n "$CP" ]; then
 	check "checkpatch --strict: nothing but the missing Signed-off-by" checkpatch_only_sob "$PATCH"
 else
-	check_skip "checkpatch --strict" "not cached at $CP yet (scripts/lint.sh caches it)"
+	check_skip "checkpatch --strict" "$(cat "$TMP/cp.err")"
 fi
 
 sed 's/^ \t\tu32 alpha = ca->dctcp_alpha;$/ \t\tu32 alpha = READ_ONCE(ca->dctcp_alpha);/' "$PATCH" >"$TMP/m-context.patch"
