@@ -11,9 +11,9 @@
 #   recover=0  fault: stalls >= 30 ms appear and are counted as lost wake-ups;
 #   recover=1  fault: lost wake-ups are pushed; slow requests at most
 #              baseline + max(2, 0.2% N, 3 sqrt(baseline)) and at most
-#              1/20 of recover=0's.  Run once more (counted, reported)
-#              when its excess has no late cork and no late recovery
-#              behind it: an emulator stall, not a lost wake-up.
+#              1/20 of recover=0's.  Run again, at most twice (counted,
+#              reported), while its excess has no late cork and no late
+#              recovery behind it: an emulator stall, not a lost wake-up.
 # When the client cannot keep its schedule even after rr_measure's retries
 # (an emulator slower than usual: a CI run has run the 7.3 guest 1.7
 # times slower than the run before, and three runs of recover=1 each fell
@@ -105,16 +105,19 @@ measure_set() {
 	# to explain them -- no late cork (the backstop sees every lost
 	# wake-up that ends late) and no late recovery -- are an emulator
 	# stall (6.1 in CI's fresh-cache run: 4 slow requests against 0 + 2,
-	# 0 late corks, recovery delays all under 1.5 ms): recover=1 runs once
-	# more, and that run is judged.  Counted and reported; a recovery
-	# that fails leaves late corks and gets no second run.
-	if [ "$(kv "$res/r1" slow)" -gt $((base_slow + allow)) ] &&
-		[ "$(kv "$res/r1.stats" late_cork_releases)" = 0 ] &&
-		[ "$(late_recoveries "$res/r1.hist")" = 0 ]; then
+	# 0 late corks, recovery delays all under 1.5 ms; the 6.12 and 7.x
+	# guests beside the 6.1 guest: 4 then 3, and 3 then 7): recover=1
+	# runs again, at most twice, and the last run is judged.  Counted and
+	# reported; a recovery that fails leaves late corks and gets no rerun.
+	local again
+	for again in 1 2; do
+		[ "$(kv "$res/r1" slow)" -gt $((base_slow + allow)) ] &&
+			[ "$(kv "$res/r1.stats" late_cork_releases)" = 0 ] &&
+			[ "$(late_recoveries "$res/r1.hist")" = 0 ] || break
 		r1_retries=$((r1_retries + 1))
-		log "recover=1: $(kv "$res/r1" slow) requests >= 30 ms, none explained by a late cork or a late recovery: an emulator stall; recover=1 again (once per set of runs)"
+		log "recover=1: $(kv "$res/r1" slow) requests >= 30 ms, none explained by a late cork or a late recovery: an emulator stall; recover=1 again ($again of at most 2 per set of runs)"
 		faulty_run r1 1 || return
-	fi
+	done
 }
 measure_set
 rc=$?
