@@ -181,11 +181,10 @@ for t in $TOPOS; do
 			check "$t $f: same TcpOutSegs with and without the module ($ms vs $bs)" \
 				same_segs "$bs" "$ms"
 		fi
-		for c in owner_pushes wakeup_checks; do
+		for c in txc_samples owner_pushes wakeup_checks; do
 			TOTAL[$c]=$((${TOTAL[$c]:-0} + $(kv "$st" "$c")))
 		done
-		TOTAL[txc]=$((${TOTAL[txc]:-0} + txc))
 	done
 done
-log "all runs with the module: owner_pushes ${TOTAL[owner_pushes]} and wakeup_checks ${TOTAL[wakeup_checks]} of ${TOTAL[txc]} completions timed"
+log "all runs with the module: owner_pushes ${TOTAL[owner_pushes]} and wakeup_checks ${TOTAL[wakeup_checks]} of ${TOTAL[txc_samples]} completions timed"
 ksft_finish

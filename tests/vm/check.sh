@@ -44,6 +44,12 @@ export TAILFIX_LINT_ARM64=required
 placed() {
 	awk -v sep="${2:-,}" -v q="$1" -f "$top/tests/placement.awk" "$top/tests/placement"
 }
+# run_of LIST...: the run (tests:A,B,...) of the comma-separated LISTs,
+# empty ones left out.
+run_of() {
+	local IFS=,
+	echo "tests:$(sed 's/,,*/,/g; s/^,//; s/,$//' <<<"$*")"
+}
 # setl VAR QUERY [SEP]: VAR=$(placed QUERY SEP), 1 when the file is broken.
 setl() {
 	local v
@@ -66,10 +72,10 @@ lists() {
 	# it, each then its mutants (those that take seconds; in the 6.1 guest,
 	# whose lane is the shorter one, see quick_guests).
 	setl QUICK_61_MUTANTS "mutant check:6.1" &&
-	QUICK_61_RUN=tests:$(sed 's/^,//; s/,$//' <<<"$SUITE,$QUICK_61_MUTANTS") &&
+	QUICK_61_RUN=$(run_of "$SUITE" "$QUICK_61_MUTANTS") &&
 	setl QUICK_612_TESTS "guest check:6.12" &&
 	setl QUICK_612_MUTANTS "mutant check:6.12" &&
-	QUICK_612_RUN=tests:$(sed 's/^,//; s/,$//' <<<"$QUICK_612_TESTS,$QUICK_612_MUTANTS") &&
+	QUICK_612_RUN=$(run_of "$QUICK_612_TESTS" "$QUICK_612_MUTANTS") &&
 	# make check's 7.x guest (check-full runs the suite there), and the
 	# mutants of the 7.x guests (after its tests in make check, a boot of
 	# their own in check-full).
@@ -98,7 +104,7 @@ print_lists() {
 	if [ "$1" = quick ]; then
 		echo "$1 amd64 6.1: $QUICK_61_RUN"
 		echo "$1 amd64 6.12: $QUICK_612_RUN"
-		echo "$1 amd64-trixie 7.x: tests:$(sed 's/,$//' <<<"$NEWEST_TESTS,$NEWEST_MUTANTS")"
+		echo "$1 amd64-trixie 7.x: $(run_of "$NEWEST_TESTS" "$NEWEST_MUTANTS")"
 		echo "$1 amd64-debug: tests:$DEBUG_TESTS"
 		echo "$1 arm64: tests:$ARM64_TESTS"
 	else
@@ -382,7 +388,7 @@ beside_join() {
 # path; the test builds its tests and mutants take are made at staging.
 TRIXIE_MUTANTS="tsq_probe/initfail dctcp/real dctcp/mutant9"
 # make check's 7.x run: NEWEST_TESTS, then the 7.x mutants.
-newest_run() { echo "tests:$(sed 's/,$//' <<<"$NEWEST_TESTS,$NEWEST_MUTANTS")"; }
+newest_run() { run_of "$NEWEST_TESTS" "$NEWEST_MUTANTS"; }
 
 # quick_guests: make check's amd64 guests, two at a time (beside_start):
 # both disks staged at once (a DKMS build in a chroot each), then the 6.1
