@@ -1,14 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# tcp_wfree() from task context with BH enabled: the owner hand-off must not
-# hold sk_lock.slock where a softirq can interrupt it.  A sender writes as
-# fast as it can while a blackhole route for the peer makes ip_queue_xmit()
-# drop every skb inside tcp_sendmsg() (task context, BH enabled), so the
-# tcp_wfree probe runs there; fault injection makes it reach the hand-off.
-# The stock kernels have no lockdep, so the deadlock itself cannot be
-# reported: the test proves the path ran (txc_task), that the
-# flow recovers once the route is gone, and that dmesg stays clean (a
-# softirq spinning on the lock would show as a soft lockup or RCU stall).
+# tcp_wfree() from task context with BH enabled, inside the sendmsg() that
+# owns the socket: the hook must queue its suspect without a lock a softirq
+# takes, and the check must wait for the owner instead of pushing under it.
+# A sender writes as fast as it can while a blackhole route for the peer
+# makes ip_queue_xmit() drop every skb inside tcp_sendmsg() (task context,
+# BH enabled), so the tcp_wfree probe runs there; fault injection makes it
+# queue suspects.  The stock kernels have no lockdep, so a deadlock itself
+# cannot be reported: the test proves the path ran (txc_task), that the
+# pushes sending nothing do not loop, that the flow recovers once the route
+# is gone, and that dmesg stays clean (a softirq spinning on a lock would
+# show as a soft lockup or RCU stall).
 # taint-expected: N (tsq_probe taints TAINT_TEST when it injects a fault)
 # Disruptive: runs only with TAILFIX_DISRUPTIVE=1 (else it skips and says why):
 # it injects faults into every TCP socket of the host; a tsq_probe loaded

@@ -188,11 +188,11 @@ if command -v tc >/dev/null && [ -x "$TOOLS_DIR/tailrr" ]; then
 	log "stats: $(tr '\n' ' ' </sys/kernel/tsq_probe/stats)"
 	check "xmit_attach=kprobe: TX completions timed" cmp_num "$(tsq_stat txc_samples)" ">" 0
 	# A cork needs the first write's skb still below TCP at the second
-	# write; on a slow (debug) kernel the completion can win every time
-	# (owner_pushes counts it).  No autocork, no cork to time: say so.
+	# write; on a slow (debug) kernel the completion can win every time.
+	# No autocork, no cork to time: say so.
 	for try in 2 3; do
 		cmp_num "$(tsq_stat autocork)" "==" 0 2>/dev/null || break
-		log "run $((try - 1)): no autocork (owner_pushes $(tsq_stat owner_pushes)): run $try of 3"
+		log "run $((try - 1)): no autocork (wakeup_checks $(tsq_stat wakeup_checks)): run $try of 3"
 		rr_run "$tmp/rr" --requests 200 --rate 80 --conns 2 || break
 	done
 	if cmp_num "$(tsq_stat autocork)" "==" 0 2>/dev/null; then

@@ -15,11 +15,6 @@
 
 #include "tsq_probe.h"
 
-/* in_irq() was renamed in_hardirq() in 5.11. */
-#ifndef in_hardirq
-#define in_hardirq()	in_irq()
-#endif
-
 #define CHECK_SLOTS	64	/* sockets waiting for a check under lock */
 
 /*
@@ -113,7 +108,14 @@ static void suspect_in(struct sock **slots, struct sock *sk)
 	tsq_kick_check_work();
 }
 
-/* Queue sk for a check under its lock. */
+/*
+ * Queue sk for a check under its lock.  A task may own the socket right
+ * now, most often a sendmsg() half-way through its own tcp_push(): a last
+ * completion that lands after tcp_mark_push() and before the transmit sees
+ * sendable data, nothing below and no flag, and the owner sends it a
+ * moment later.  Nothing is decided here, then: the check's lock_sock()
+ * waits for the owner's release_sock() and finds what it left.
+ */
 void tsq_suspect(struct sock *sk)
 {
 	suspect_in(check_slots, sk);
@@ -233,53 +235,6 @@ static void check_work_fn(struct work_struct *work)
 {
 	tsq_fault_say();
 	drain_check_slots(true);
-}
-
-/*
- * The last TX completion leaves sendable data behind and will not wake the
- * socket.  Most often a task owns the socket right now, in the middle of a
- * sendmsg() that will push it; then, as the TSQ tasklet itself does, leave a
- * push for the owner's release_sock() (TCP_TSQ_DEFERRED), decided under the
- * socket spinlock so the owner cannot slip away in between.  Otherwise, or
- * with recover=0 (count only), check under the socket lock from the work.
- *
- * sk_lock.slock is taken in softirq context by bh_lock_sock(), so holding it
- * with softirqs possible on this CPU deadlocks: a softirq interrupting us
- * spins on it forever.  tcp_wfree() runs in task context with BH enabled
- * (a drop inside tcp_sendmsg()), so the lock is taken with IRQs off, which
- * keeps every softirq off this CPU while it is held, whatever the context:
- *   softirq or BH disabled: IRQs off as well, harmless;
- *   task context with BH enabled: IRQs off is what makes it safe;
- *   hardirq or NMI (breakpoint kprobes): never taken; lockdep would flag a
- *	softirq-safe lock used in hardirq, and the work item does the check.
- * local_bh_disable() would do for task context but its local_bh_enable()
- * may run softirqs inside the probe handler and must not be called with
- * IRQs off (breakpoint kprobes run so).  On PREEMPT_RT the lock sleeps.
- */
-static bool leave_push_to_owner(struct sock *sk)
-{
-	unsigned long flags;
-	bool owned;
-
-	if (IS_ENABLED(CONFIG_PREEMPT_RT) || in_nmi() || in_hardirq())
-		return false;
-	if (!spin_trylock_irqsave(&sk->sk_lock.slock, flags))
-		return false;
-	owned = sock_owned_by_user_nocheck(sk);
-	if (owned && !test_and_set_bit(TCP_TSQ_DEFERRED, &sk->sk_tsq_flags)) {
-		sock_hold(sk);	/* dropped by tcp_release_cb() */
-		stat_inc(ST_OWNER_PUSHES);
-		tsq_cork_recovering(sk);
-	}
-	spin_unlock_irqrestore(&sk->sk_lock.slock, flags);
-	return owned;
-}
-
-void tsq_wfree_suspect(struct sock *sk)
-{
-	if (READ_ONCE(tsq_recover) && leave_push_to_owner(sk))
-		return;
-	tsq_suspect(sk);
 }
 
 int tsq_checks_start(void)

@@ -308,7 +308,7 @@ static void wfree_hit(struct sk_buff *skb)
 	if (!tsq_stall_hint(sk, below) || skb_in_transmit(sk, skb))
 		return;
 	if (!test_bit(TSQ_THROTTLED, &sk->sk_tsq_flags)) {
-		tsq_wfree_suspect(sk);
+		tsq_suspect(sk);
 	} else {
 		/*
 		 * tcp_wfree() is about to find the flag and wake TSQ, unless

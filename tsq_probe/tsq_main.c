@@ -42,8 +42,9 @@
  * On architectures without kprobes-on-ftrace the kprobe handlers run from a
  * breakpoint exception, which the kernel accounts as NMI (in_nmi()); the
  * ftrace callback runs in its caller's context.
- * Where a handler may run decides what it may do: see tsq_suspect() and
- * leave_push_to_owner() in tsq_check.c.
+ * Where a handler may run decides what it may do: a handler only queues
+ * a suspect (tsq_suspect() and tsq_kick_check_work() in tsq_check.c); the
+ * work item decides, under the socket lock.
  *
  * Everything is exported in /sys/kernel/tsq_probe/ (stats, histograms,
  * reset); see tsq_probe/README.md for the meaning of every key.

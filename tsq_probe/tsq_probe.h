@@ -53,7 +53,6 @@ enum tsq_stat {
 	ST_RECOVERIES,		/* pushes done for a stalled socket */
 	ST_RECOVERIES_IDLE,	/* ... of which sent nothing */
 	ST_WAKEUP_CHECKS,	/* suspects checked under the lock */
-	ST_OWNER_PUSHES,	/* suspects left to their lock owner's release */
 	ST_CHECK_OVERFLOW,	/* suspects dropped: every check slot busy */
 	ST_FAULTS_INJECTED,	/* completions made to miss TSQ_THROTTLED */
 	ST_TXC_SAMPLES,		/* TX completions timed */
@@ -164,7 +163,6 @@ void tsq_checks_stop(bool check);
 void tsq_kick_check_work(void);
 void tsq_suspect(struct sock *sk);
 void tsq_suspect_flagged(struct sock *sk);
-void tsq_wfree_suspect(struct sock *sk);
 
 /* ---- hooks (tsq_hooks.c) ------------------------------------------------ */
 

@@ -249,7 +249,6 @@ static const char *const stat_names[ST_NR] = {
 	[ST_RECOVERIES]		= "recoveries",
 	[ST_RECOVERIES_IDLE]	= "recoveries_idle",
 	[ST_WAKEUP_CHECKS]	= "wakeup_checks",
-	[ST_OWNER_PUSHES]	= "owner_pushes",
 	[ST_CHECK_OVERFLOW]	= "check_overflow",
 	[ST_FAULTS_INJECTED]	= "faults_injected",
 	[ST_TXC_SAMPLES]	= "txc_samples",
