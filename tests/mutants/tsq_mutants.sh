@@ -14,12 +14,12 @@
 #   3  tsq_probe_counters.sh: every push with unsent data counted as
 #      autocork (single writes must leave autocork at 0)
 #   4  tsq_probe_neutral.sh: the segment being transmitted judged as a
-#      lost wake-up candidate (healthy traffic handed off to its sender)
+#      lost wake-up candidate (healthy traffic checked under the lock)
 #   5  tsq_probe_pureack.sh: a pure ACK below taken for a completion to come
 #   6  tsq_probe_completer.sh: a last completion that finds TSQ_THROTTLED
 #      set trusted to wake TSQ (the completer-side race goes unseen)
 #   7  tsq_probe_counters.sh: txc_sample ignored, every TCP skb timed
-#   tests:mutants/tsq_mutants.sh   (TSQ_MUTANTS="1" to run a subset)
+#   tests:mutants/tsq_mutants.sh   (TSQ_MUTANTS=1 or 4+6 to run a subset)
 # taint-expected: N (tsq_probe_bh.sh injects faults, which taints TAINT_TEST)
 . "$(dirname "$0")/../lib.sh"
 require_root
@@ -32,7 +32,7 @@ declare -A CATCH=(
 	[2]=tsq_probe_load.sh	# the tcp_wfree ftrace hook left out of the build
 	[3]=tsq_probe_counters.sh	# autocork counted for pushes that did not cork
 	# 4: a completion of the segment being transmitted right now judged as
-	# a lost wake-up candidate (the owner hand-off before skb_in_transmit())
+	# a lost wake-up candidate: a check for every such completion
 	[4]=tsq_probe_neutral.sh
 	[5]=tsq_probe_pureack.sh	# a pure ACK below taken for a completion to come
 	# 6: a last completion that finds TSQ_THROTTLED set trusted to wake
@@ -45,5 +45,7 @@ mutant_applies() {
 	[ "$1" != 2 ] || nm "$MUT_TMP/m0.ko" | grep -qw wfree_ftrace_hit ||
 		{ echo "the real tsq_probe has no ftrace hook on this kernel: nothing to leave out"; return 1; }
 }
-mutants_judge CATCH "${TSQ_MUTANTS:-1 2 3 4 5 6 7}"
+# TSQ_MUTANTS: numbers separated by anything but a digit ("4+6": the
+# guest's kernel command line takes no space or comma).
+mutants_judge CATCH "$(tr -c '0-9' ' ' <<<"${TSQ_MUTANTS:-1 2 3 4 5 6 7}")"
 ksft_finish
