@@ -33,8 +33,10 @@
 #     (dctcp_fixed_accecn.py pcap); and dctcp_fixed's own CE-change ACKs
 #     (ce_change_acks, prior_run_acks) stay at 0: the module's AccECN path
 #     ran.
-# Test mutant 9 (tests/mutants/dctcp: the window's CE share taken as 0
-# under AccECN) fails the alpha comparison.
+# Test mutants (tests/mutants/dctcp, run by mutants/dctcp_accecn_mutant.sh):
+# 9, the window's CE share taken as 0 under AccECN, fails the alpha
+# comparison; 10, the core's ACK on a CE change taken back, fails the
+# change-triggered ACK comparison.
 # Gated as disruptive: it loads tcp_dctcp and tcp_dctcp_fixed (unloaded
 # again when it loaded them) and reads module-wide counters while its flow
 # runs.

@@ -40,6 +40,9 @@ declare -A CATCH=(
 	[8]=dctcp_fixed_ece_cwnd.sh
 	# CE share 0 under AccECN: alpha against in-tree dctcp's (7.x, tcp_ecn=3)
 	[9]=dctcp_fixed_accecn.sh
+	# the core's ACK on a CE change taken back under AccECN: the receiver's
+	# change-triggered ACKs against in-tree dctcp's (7.x, tcp_ecn=3)
+	[10]=dctcp_fixed_accecn.sh
 )
 # Mutant 6 is told apart only where the core leaves a window of one segment
 # after an ECE reduction with nothing in flight (in-tree dctcp's first flight
@@ -56,16 +59,20 @@ mutant_applies() {	# (mutants_judge's hook)
 
 # Mutant 7 is told apart only where the kernel has PLB (6.2+): elsewhere
 # dctcp_fixed_plb.sh skips, with the real module too, so neither runs.
-MUTANTS=$(echo "${DCTCP_MUTANTS:-1 2 3 5 6 7 8 9}" | tr : " ")
+MUTANTS=$(echo "${DCTCP_MUTANTS:-1 2 3 5 6 7 8 9 10}" | tr : " ")
 if [[ " $MUTANTS " == *" 7 "* ]] && [ ! -e /proc/sys/net/ipv4/tcp_plb_enabled ]; then
 	MUTANTS=$(echo " $MUTANTS " | sed 's/ 7 / /')
 	check_skip "mutant 7" "no PLB in kernel $(uname -r) (net.ipv4.tcp_plb_*): no idle rehash to leave out"
 fi
-# Mutant 9 likewise only under Accurate ECN (7.x): elsewhere tcp_ecn=3 is
-# refused and dctcp_fixed_accecn.sh skips.  Tried in a namespace of its own.
-if [[ " $MUTANTS " == *" 9 "* ]] && ! unshare -n sysctl -qw net.ipv4.tcp_ecn=3 2>/dev/null; then
-	MUTANTS=$(echo " $MUTANTS " | sed 's/ 9 / /')
-	check_skip "mutant 9" "net.ipv4.tcp_ecn=3 refused in kernel $(uname -r): no Accurate ECN"
+# Mutants 9 and 10 likewise only under Accurate ECN (7.x): elsewhere
+# tcp_ecn=3 is refused and dctcp_fixed_accecn.sh skips.  Tried in a
+# namespace of its own.
+if ! unshare -n sysctl -qw net.ipv4.tcp_ecn=3 2>/dev/null; then
+	for m in 9 10; do
+		[[ " $MUTANTS " == *" $m "* ]] || continue
+		MUTANTS=$(echo " $MUTANTS " | sed "s/ $m / /")
+		check_skip "mutant $m" "net.ipv4.tcp_ecn=3 refused in kernel $(uname -r): no Accurate ECN"
+	done
 fi
 # Mutant 8 shows only on a window of 1: dctcp_fixed_ece_cwnd.sh's initcwnd-1
 # cases, which every floor setting runs.  One floor setting, 3 requests per
