@@ -56,7 +56,7 @@ log "stats during the drops: $(tr '\n' ' ' <"$res/stats.drop")"
 
 check "tcp_wfree() ran in task context with BH enabled (txc_task $(kv "$res/stats.drop" txc_task))" \
 	cmp_num "$(kv "$res/stats.drop" txc_task)" ">" "$task0"
-log "owner hand-offs (any context): $(kv "$res/stats.drop" owner_pushes)"
+log "suspects checked under the lock (any context): $(kv "$res/stats.drop" wakeup_checks)"
 # A push that the route drops sends nothing; its skb completes and makes
 # the socket a suspect again.  Pushing it again at once is a busy loop for
 # as long as the route is gone (before repush_skipped: 186043 idle pushes
