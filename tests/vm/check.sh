@@ -386,7 +386,7 @@ beside_join() {
 # The 7.x guest's disk: Debian 13 (image.sh amd64-trixie), the package
 # installed on trixie's 6.12 and gone to the 7.x through the kernel-upgrade
 # path; the test builds its tests and mutants take are made at staging.
-TRIXIE_MUTANTS="tsq_probe/initfail dctcp/real dctcp/mutant9"
+TRIXIE_MUTANTS="tsq_probe/initfail dctcp/real dctcp/mutant9 dctcp/mutant10"
 # make check's 7.x run: NEWEST_TESTS, then the 7.x mutants.
 newest_run() { run_of "$NEWEST_TESTS" "$NEWEST_MUTANTS"; }
 
