@@ -390,12 +390,14 @@ TRIXIE_MUTANTS="tsq_probe/initfail dctcp/real dctcp/mutant9 dctcp/mutant10"
 # make check's 7.x run: NEWEST_TESTS, then the 7.x mutants.
 newest_run() { run_of "$NEWEST_TESTS" "$NEWEST_MUTANTS"; }
 
-# quick_guests: make check's amd64 guests, two at a time (beside_start):
-# both disks staged at once (a DKMS build in a chroot each), then the 6.1
-# guest here and the 6.12 and 7.x guests beside it (the 6.1 guest also runs
-# the quick mutants: the second lane is the longer).  Staging runs apart from
-# the guests: a busy host fails timing-sensitive guest tests (see why the
-# host checks run first); two one-vCPU guests take one core each.
+# quick_guests: make check's guests, two at a time (beside_start): both
+# amd64 disks staged at once (a DKMS build in a chroot each), the arm64-min
+# disk after the amd64 one, in the time the Debian 13 disk still takes;
+# then the 6.1 guest and the arm64 guest here and the 6.12 and 7.x guests
+# beside them (the 6.1 guest also runs the quick mutants; the second lane
+# is still the longer).  Staging runs apart from the guests: a busy host
+# fails timing-sensitive guest tests (see why the host checks run first);
+# two one-vCPU guests take one core each.
 stage_newest() {
 	# (no amzn-drivers builds: ena_amzn_load.sh is not among its tests)
 	TAILFIX_STAGE_MUTANTS=$TRIXIE_MUTANTS TAILFIX_STAGE_AMZN='^$' \
@@ -406,16 +408,23 @@ boot_beside() {
 	[ -z "$2" ] || boot_disk amd64-trixie "$2" "$(newest_run)" "" '^7\.'
 }
 quick_guests() {
-	local amd64_img= trixie_img=
+	local amd64_img= trixie_img= arm64_img= lane=
 	stage_lock amd64 && stage_lock amd64-trixie || return
 	beside_start "staging the amd64-trixie guest" stage_newest
 	stage_disk amd64 && amd64_img=$STAGED
+	# make check's arm64 guest (arm64-min, above): the tests of the CHECK
+	# column's arm64 place (tests/placement).
+	stage_disk arm64-min '^6\.1\.' && arm64_img=$STAGED
 	beside_join
 	trixie_img=$(cat "$beside_dir/staged" 2>/dev/null)
 	rm -rf "$beside_dir"
 	if [ -n "$amd64_img$trixie_img" ]; then
 		beside_start "the 6.12 and 7.x guests" boot_beside "$amd64_img" "$trixie_img"
-		[ -z "$amd64_img" ] || boot_disk amd64 "$amd64_img" check "" '^6\.1\.'
+		lane=1
+	fi
+	[ -z "$amd64_img" ] || boot_disk amd64 "$amd64_img" check "" '^6\.1\.'
+	[ -z "$arm64_img" ] || boot_disk arm64-min "$arm64_img" "tests:$ARM64_TESTS" "" '^6\.1\.'
+	if [ -n "$lane" ]; then
 		beside_join
 		rm -rf "$beside_dir"
 	fi
@@ -518,14 +527,9 @@ quick|full)
 	else
 		add "amd64-debug: no cached debug kernel, not run (make debug-kernel)" 0 0 1
 	fi
-	if [ "$mode" = full ]; then
-		# (ARM64_SINGLE_TESTS apart, see above)
-		guest arm64 "tests:$ARM64_TESTS"
-	else
-		# make check's arm64 guest (arm64-min, above): the tests of
-		# the CHECK column's arm64 place (tests/placement).
-		guest arm64-min "tests:$ARM64_TESTS" "" '^6\.1\.'
-	fi
+	# (make check's arm64 guest ran in quick_guests; ARM64_SINGLE_TESTS
+	# apart, see above)
+	[ "$mode" != full ] || guest arm64 "tests:$ARM64_TESTS"
 	;;
 demo)
 	rm -rf "$top/out/demo"
