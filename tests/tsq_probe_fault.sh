@@ -10,8 +10,9 @@
 #   baseline   no fault: how many requests >= 30 ms emulation alone causes;
 #   recover=0  fault: stalls >= 30 ms appear and are counted as lost wake-ups;
 #   recover=1  fault: lost wake-ups are pushed; slow requests at most
-#              baseline + max(2, 0.2% N, 3 sqrt(baseline)) and at most
-#              1/20 of recover=0's.  Run again, at most twice (counted,
+#              baseline + max(2, 0.2% N, 3 sqrt(baseline)), and what
+#              is beyond that at most 1/20 of what recover=0 adds to
+#              the baseline.  Run again, at most twice (counted,
 #              reported), while its excess has no late cork and no late
 #              recovery behind it: an emulator stall, not a lost wake-up.
 # When the client cannot keep its schedule even after rr_measure's retries
@@ -68,7 +69,7 @@ faulty_run() {
 # Timing decides the recover=1 checks below, so the allowance scales with
 # the sample: with recovery, at most baseline + max(2, 0.2% of the
 # requests) slow requests, and beyond that allowance at most a twentieth of
-# those without recovery.  One emulator hiccup is not a failure; a
+# what the fault adds to the baseline without recovery.  One emulator hiccup is not a failure; a
 # recovery that misses one lost wake-up in twenty is.
 # A noisy baseline widens it: rare slow requests are counts, whose own
 # spread is about their square root; three of those (CI, arm64, on a
@@ -173,14 +174,19 @@ fi
 gap_why="known gap: $r1_late lost wake-ups missed by the handshake check, seen by late_cork_releases, at most 1/20 of recover=0's $r0_late (README: known gaps)"
 desc="recover=1: requests >= 30 ms, less the $slow_recoveries late recoveries, at most baseline + max(2, 0.2% of $N, 3 sqrt(baseline)) ($r1_slow vs $base_slow + $allow)"
 within() { cmp_num "$((r1_slow - slow_recoveries))" "<=" "$((base_slow + allow))"; }
-# The twentieth is of the slow requests beyond the same allowance: with
-# few slow requests in r0 (15 of 600 in CI's IPv6 run), one emulator hiccup
-# in r1 (no lost wake-up, no late cork, the client 19 ms behind its
-# schedule) would otherwise be more than a twentieth by itself.
-r1_beyond=$((r1_slow - slow_recoveries - allow))
+# The twentieth compares what the fault adds, on both sides: recover=1's
+# slow requests beyond baseline + allowance against recover=0's beyond the
+# baseline.  Both runs carry the baseline's own slow requests; without
+# taking them off, a noisy baseline alone fails it (CI, arm64 beside the
+# 7.x guest at half load: baseline 25, recover=1 36 -- within baseline +
+# allowance -- recover=0 127).  With few slow requests in r0 (15 of 600 in
+# CI's IPv6 run), the allowance keeps one emulator hiccup in r1 (no lost
+# wake-up, no late cork) from being more than a twentieth by itself.
+r1_beyond=$excess
 [ "$r1_beyond" -lt 0 ] && r1_beyond=0
-twentieth() { cmp_num "$((r1_beyond * 20))" "<=" "$r0_slow"; }
-desc20="recover=1: requests >= 30 ms beyond the allowance ($r1_slow - $slow_recoveries late recoveries - $allow), at most 1/20 of recover=0's ($r1_beyond x 20 vs $r0_slow)"
+r0_added=$((r0_slow - base_slow))
+twentieth() { cmp_num "$((r1_beyond * 20))" "<=" "$r0_added"; }
+desc20="recover=1: requests >= 30 ms beyond baseline + allowance ($r1_slow - $slow_recoveries late recoveries - $base_slow - $allow), at most 1/20 of recover=0's beyond the baseline ($r1_beyond x 20 vs $r0_slow - $base_slow)"
 if [ "$known_gap" = 1 ]; then
 	check_xfail "$desc" "$gap_why" within
 	check_xfail "$desc20" "$gap_why" twentieth
