@@ -394,10 +394,12 @@ newest_run() { run_of "$NEWEST_TESTS" "$NEWEST_MUTANTS"; }
 # amd64 disks staged at once (a DKMS build in a chroot each), the arm64-min
 # disk after the amd64 one, in the time the Debian 13 disk still takes;
 # then the 6.1 guest and the arm64 guest here and the 6.12 and 7.x guests
-# beside them (the 6.1 guest also runs the quick mutants; the second lane
-# is still the longer).  Staging runs apart from the guests: a busy host
-# fails timing-sensitive guest tests (see why the host checks run first);
-# two one-vCPU guests take one core each.
+# beside them (each amd64 guest then runs its quick mutants, placed so
+# that the two lanes take about as long).  Staging runs apart from the guests: a busy host
+# fails timing-sensitive guest tests (see why the host checks run first).
+# The arm64 guest has 2 vCPUs (run.sh) beside the one-vCPU 7.x guest: the
+# lanes' timing-sensitive tests compare against a baseline measured in the
+# same boot, under the same neighbours.
 stage_newest() {
 	# (no amzn-drivers builds: ena_amzn_load.sh is not among its tests)
 	TAILFIX_STAGE_MUTANTS=$TRIXIE_MUTANTS TAILFIX_STAGE_AMZN='^$' \
