@@ -23,8 +23,10 @@ build="build-essential make gcc dkms kmod patch xz-utils linux-headers-cloud-amd
 linux-headers-6.12-cloud-amd64 linux-source-6.1 linux-source-6.12 coccinelle sparse"
 # (bison and flex: packetdrill for the guests, tests/tools/build-packetdrill.sh)
 # (curl: tests/host/tsq_probe_prometheus.sh scrapes node_exporter with it)
+# (procps: pgrep and pkill, which the harness stops a guest's processes
+# with; a minimal Debian 12 has none)
 check="$build qemu-system-x86 debootstrap e2fsprogs spin rsync iproute2 gnuplot-nox
-ca-certificates bison flex curl $pkg"
+ca-certificates bison flex curl procps $pkg"
 # The arm64 guest (6.1 in quick mode) is part of `make check`: a qemu-user
 # chroot builds its image and runs its DKMS install, qemu-system boots it.
 # (mmdebstrap and cpio: the unpacked arm64-min root, tests/vm/image-extract.sh)
@@ -33,7 +35,7 @@ arm64="qemu-system-arm qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cr
 # debug-kernel) is built here.
 kbuild="bc bison flex libelf-dev libssl-dev cpio dpkg-dev"
 guest="build-essential make gcc kmod xz-utils qemu-system-x86 debootstrap e2fsprogs rsync
-iproute2 gnuplot-nox ca-certificates"
+iproute2 gnuplot-nox ca-certificates procps"
 cache=${TAILFIX_CACHE:-/var/cache/ena-tcp-tailfix}
 case ${1:-check} in
 build) want=$build ;;
@@ -174,6 +176,13 @@ other_source() {
 }
 
 apt_install $want
+# spatch (coccinelle) loads the shared Python library when it starts and
+# fails every run without it, but its package does not depend on it: the
+# library of the python3 it depends on (Debian 12: libpython3.11).
+if echo $want | grep -qw coccinelle; then
+	py=$(dep_of python3 '^python3\.[0-9]+$')
+	[ -z "$py" ] || apt_install "lib$py"
+fi
 case ${1:-check} in check|full|bench|arm64-headers) arm64_headers ;; esac
 # (every kernel series ena/patches has a series for, whose source apt did
 # not put in /usr/src: 5.10 and 7.3 today)
