@@ -170,8 +170,13 @@ def pcap(argv):
             prev_ace = ace
             if hi - lo < 7:
                 n['ace_checked'] += 1
-                n['ace_bad'] += not any((5 + c) % 8 == ace
-                                        for c in range(lo, hi + 1))
+                bad = not any((5 + c) % 8 == ace for c in range(lo, hi + 1))
+                n['ace_bad'] += bad
+                if bad and 'bad_ack' not in n:
+                    # the first wrong one, to look at: its ACK number, ACE
+                    # and the CE counts the capture allows
+                    n.update(bad_ack=ack, bad_ace=ace, bad_lo=lo, bad_hi=hi,
+                             bad_pos=n['acks'])
     # A segment is ACKed at once when an ACK acknowledges exactly its end
     # (a delayed ACK covers two or more): by sequence, not by capture
     # order, which the receiver's socket backlog reorders.
