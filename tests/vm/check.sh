@@ -395,8 +395,9 @@ newest_run() { run_of "$NEWEST_TESTS" "$NEWEST_MUTANTS"; }
 # disk after the amd64 one, in the time the Debian 13 disk still takes;
 # then the 6.1 guest and the arm64 guest here and the 6.12 and 7.x guests
 # beside them (each amd64 guest then runs its quick mutants, placed so
-# that the two lanes take about as long).  Staging runs apart from the guests: a busy host
-# fails timing-sensitive guest tests (see why the host checks run first).
+# that the two lanes take about as long).  Staging runs apart from the
+# guests: a busy host fails timing-sensitive guest tests (see why the host
+# checks run first).
 # The arm64 guest has 2 vCPUs (run.sh) beside the one-vCPU 7.x guest: the
 # lanes' timing-sensitive tests compare against a baseline measured in the
 # same boot, under the same neighbours.
